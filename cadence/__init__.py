@@ -1,0 +1,18 @@
+"""cadence: a PyTorch training framework driven by one Python config file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .version import __version__
+
+__all__ = ["Config", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use so that `import cadence` stays cheap.
+    if name == "Config":
+        from .config import Config
+
+        return Config
+    raise AttributeError(f"module 'cadence' has no attribute '{name}'")

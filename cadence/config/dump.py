@@ -1,0 +1,153 @@
+"""Writing a config back out: Python source (formatted with yapf), JSON or YAML.
+
+A Python dump loads back (``Config.fromfile``) into an equal config: classes,
+functions and lazy imports are written as imports at the top of the file.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ..utils.imports import import_object
+from .errors import ConfigError
+from .lazy import LazyObject
+
+YAPF_STYLE = dict(
+    based_on_style="pep8",
+    column_limit=100,
+    blank_line_before_nested_class_or_def=True,
+    split_before_expression_after_opening_paren=True,
+)
+
+
+class _Imports:
+    """Collects the imports a dumped file needs, choosing non-clashing names."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = set(taken)
+        self.by_path: dict[str, str] = {}
+        self.lines: list[str] = []
+
+    def name_for(self, dotted: str) -> str:
+        if dotted in self.by_path:
+            return self.by_path[dotted]
+        module, _, attr = dotted.rpartition(".")
+        base = attr or dotted
+        name, n = base, 1
+        while name in self.taken or keyword.iskeyword(name):
+            name, n = f"{base}_{n}", n + 1
+        self.taken.add(name)
+        self.by_path[dotted] = name
+        if not module:
+            self.lines.append(f"import {dotted}" + (f" as {name}" if name != dotted else ""))
+        else:
+            alias = f" as {name}" if name != attr else ""
+            self.lines.append(f"from {module} import {attr}{alias}")
+        return name
+
+
+def _object_path(value: Any) -> str | None:
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None)
+    if module and qualname and "<" not in qualname:
+        path = f"{module}.{qualname}"
+        return path if import_object(path) is value else None
+    text = repr(value)
+    if text.replace(".", "").replace("_", "").isalnum() and "." in text:
+        try:
+            if import_object(text) is value:
+                return text
+        except ImportError:
+            return None
+    return None
+
+
+def _is_identifier(key: Any) -> bool:
+    return isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key)
+
+
+def _format(value: Any, imports: _Imports, path: str) -> str:
+    if value is None or isinstance(value, (bool, int, str, bytes)):
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else f"float('{value}')"
+    if isinstance(value, LazyObject):
+        return imports.name_for(value.dotted_path)
+    if isinstance(value, Mapping):
+        items = list(dict.items(value)) if isinstance(value, dict) else list(value.items())
+        if all(_is_identifier(k) for k, _ in items):
+            body = ", ".join(f"{k}={_format(v, imports, f'{path}.{k}')}" for k, v in items)
+            return f"dict({body})"
+        body = ", ".join(
+            f"{_format(k, imports, path)}: {_format(v, imports, f'{path}.{k}')}" for k, v in items
+        )
+        return "{" + body + "}"
+    if isinstance(value, (list, tuple)):
+        parts = [_format(v, imports, f"{path}.{i}") for i, v in enumerate(value)]
+        if isinstance(value, list):
+            return "[" + ", ".join(parts) + "]"
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    if isinstance(value, (set, frozenset)):
+        parts = sorted((_format(v, imports, path) for v in value))
+        inner = "{" + ", ".join(parts) + "}" if parts else "()"
+        return inner if isinstance(value, set) and parts else f"{type(value).__name__}({inner})"
+    dotted = _object_path(value)
+    if dotted is not None:
+        return imports.name_for(dotted)
+    raise ConfigError(
+        f"cannot write a {type(value).__name__} ({value!r}) as Python source; "
+        "use plain values, or classes/functions importable by name",
+        key=path,
+    )
+
+
+def format_python(cfg: Mapping[str, Any], *, format_code: bool = True) -> str:
+    """Return Python source that defines every top-level key of ``cfg``."""
+    bad = [k for k in cfg if not _is_identifier(k)]
+    if bad:
+        raise ConfigError(
+            f"top-level key(s) {', '.join(map(repr, bad))} are not Python identifiers, so the "
+            "config cannot be written as a .py file; dump it as .json or .yaml",
+        )
+    imports = _Imports(set(cfg))
+    body = [f"{key} = {_format(value, imports, key)}" for key, value in dict.items(cfg)]
+    header = sorted(imports.lines)
+    text = ("\n".join(header) + "\n\n" if header else "") + "\n".join(body) + "\n"
+    if format_code:
+        from yapf.yapflib.yapf_api import FormatCode
+
+        text, _ = FormatCode(text, style_config=YAPF_STYLE)
+    return text
+
+
+def to_serializable(value: Any, path: str = "") -> Any:
+    """Plain JSON-able data: lazy imports and classes become dotted-path strings."""
+    if isinstance(value, dict):
+        return {k: to_serializable(v, f"{path}.{k}" if path else str(k)) for k, v in dict.items(value)}
+    if isinstance(value, (list, tuple)):
+        items = [to_serializable(v, f"{path}.{i}") for i, v in enumerate(value)]
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, LazyObject):
+        return value.dotted_path
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    dotted = _object_path(value)
+    if dotted is not None:
+        return dotted
+    raise ConfigError(f"cannot serialize a {type(value).__name__} ({value!r})", key=path or None)
+
+
+def format_json(cfg: Mapping[str, Any]) -> str:
+    """Return the config as indented JSON (tuples become lists)."""
+    return json.dumps(to_serializable(dict(dict.items(cfg))), indent=4, ensure_ascii=False) + "\n"
+
+
+def format_yaml(cfg: Mapping[str, Any]) -> str:
+    """Return the config as YAML (tuples kept with ``!!python/tuple``)."""
+    from .yaml_io import dump_yaml
+
+    return dump_yaml(to_serializable(dict(dict.items(cfg))))

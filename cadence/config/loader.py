@@ -1,0 +1,380 @@
+"""Reading config files (``.py``, ``.json``, ``.yaml``) and their ``_base_`` chains."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import importlib.util
+import json
+import os
+import types
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..utils.suggest import did_you_mean
+from .config_dict import ConfigDict
+from .errors import (
+    ConfigError,
+    ConfigFileNotFoundError,
+    ConfigKeyError,
+    ConfigSyntaxError,
+)
+from .merge import get_by_path, merge_a_into_b, strip_delete_keys
+from .provenance import Origin, Provenance, python_origins, yaml_origins
+from .pure import load_pure_python, uses_read_base
+from .substitute import (
+    resolve_base_refs,
+    substitute_base_refs,
+    substitute_env,
+    substitute_predefined,
+)
+
+BASE_KEY = "_base_"
+DEPRECATION_KEY = "_deprecation_"
+SUFFIXES = (".py", ".json", ".yaml", ".yml")
+
+
+@dataclass
+class LoadOptions:
+    """Switches of :meth:`Config.fromfile` that apply to every file of a chain."""
+
+    use_predefined_variables: bool = True
+    use_environment_variables: bool = True
+    lazy_import: bool | None = None
+
+
+@dataclass
+class Loaded:
+    """One file's result with its bases merged in."""
+
+    cfg: ConfigDict
+    text: str
+    env_variables: dict[str, str] = field(default_factory=dict)
+    provenance: Provenance = field(default_factory=Provenance)
+    imported: dict[str, Any] = field(default_factory=dict)  # name -> lazy import (pure style)
+    pure: bool = False
+
+
+class ConfigLoader:
+    """Loads one config file and, recursively, its bases (once each per load)."""
+
+    def __init__(self, options: LoadOptions | None = None) -> None:
+        self.options = options or LoadOptions()
+        self._stack: list[str] = []
+        self._cache: dict[str, Loaded] = {}
+
+    # ------------------------------------------------------------ entry
+    def load(
+        self,
+        filename: str,
+        *,
+        text: str | None = None,
+        included_from: tuple[str, int | None] | None = None,
+        pure: bool | None = None,
+    ) -> Loaded:
+        """Load ``filename`` (or ``text`` posing as it) with its bases merged."""
+        path = os.path.abspath(os.path.expanduser(str(filename)))
+        if path in self._stack:
+            chain = " -> ".join(self._stack[self._stack.index(path) :] + [path])
+            src = included_from or (path, None)
+            raise ConfigError(f"cycle in _base_ inheritance: {chain}", filename=src[0], line=src[1])
+        if text is None and path in self._cache:
+            return _copy_loaded(self._cache[path])
+        suffix = os.path.splitext(path)[1].lower()
+        if suffix not in SUFFIXES:
+            raise ConfigError(
+                f"unsupported config file type '{suffix or path}'; expected one of "
+                + ", ".join(SUFFIXES),
+                filename=path,
+            )
+        if text is None:
+            if not os.path.isfile(path):
+                if included_from is not None:
+                    raise ConfigFileNotFoundError(
+                        f"base config '{path}' does not exist",
+                        filename=included_from[0],
+                        line=included_from[1],
+                    )
+                raise ConfigFileNotFoundError(f"config file '{path}' does not exist")
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        self._stack.append(path)
+        try:
+            loaded = self._load_text(path, suffix, text, pure)
+        finally:
+            self._stack.pop()
+        self._cache[path] = loaded
+        return _copy_loaded(loaded)
+
+    # ------------------------------------------------------------ per file
+    def _load_text(self, path: str, suffix: str, raw: str, pure: bool | None) -> Loaded:
+        env: dict[str, str] = {}
+        text = raw
+        if self.options.use_predefined_variables:
+            text = substitute_predefined(text, path)
+        if self.options.use_environment_variables:
+            text = substitute_env(text, path, env)
+        if suffix == ".py":
+            wants_pure = pure if pure is not None else self.options.lazy_import
+            if wants_pure is None:
+                wants_pure = uses_read_base(text)
+            if wants_pure:
+                return self._load_pure(path, text, raw, env)
+            if uses_read_base(text):
+                raise ConfigError(
+                    "this file uses read_base() but was loaded with lazy_import=False "
+                    "or inherited through _base_; pure-Python configs must inherit "
+                    "with read_base() all the way down",
+                    filename=path,
+                )
+        text, refs = substitute_base_refs(text, python=suffix == ".py")
+        if suffix == ".py":
+            tree = _parse_python(text, path)
+            base_names, base_line = _python_bases(tree, path)
+        else:
+            data = _parse_data(text, path, suffix)
+            base_names = _as_list(data.pop(BASE_KEY, []), path)
+            base_line = _line_of_key(raw, BASE_KEY)
+
+        base = self._load_bases(path, base_names, base_line)
+        env = {**base.env_variables, **env}
+        ref_values: dict[str, Any] = {}
+        for token, (ref, line) in refs.tokens.items():
+            try:
+                ref_values[token] = get_by_path(base.cfg, tuple(ref.split(".")), what="_base_")
+            except ConfigKeyError as exc:
+                raise ConfigKeyError(
+                    f"bad reference {{{{_base_.{ref}}}}}: {exc.message}", filename=path, line=line
+                ) from None
+
+        if suffix == ".py":
+            child, origins = _exec_python(tree, path, base.cfg), python_origins(tree, path)
+        else:
+            child, origins = data, yaml_origins(raw, path) or {(k,): Origin(path) for k in data}
+        if refs:
+            child = resolve_base_refs(child, ref_values)
+        _warn_deprecated(child, path)
+
+        provenance = base.provenance
+        merged = merge_a_into_b(
+            child, base.cfg, on_replace=provenance.drop_subtree, filename=path
+        )
+        provenance.overlay(origins)
+        text_out = "\n".join([t for t in [base.text] if t] + [f"{path}\n{raw}"])
+        return Loaded(merged, text_out, env, provenance)
+
+    def _load_bases(self, path: str, names: list[str], line: int | None) -> Loaded:
+        result = Loaded(ConfigDict(), "")
+        owner: dict[str, str] = {}
+        texts: list[str] = []
+        for name in names:
+            base_path, scope = resolve_base_path(name, path, line)
+            sub = self.load(base_path, included_from=(path, line), pure=False)
+            if scope is not None:
+                _set_scope(sub.cfg, scope)
+            duplicated = sorted(set(result.cfg) & set(sub.cfg), key=str)
+            if duplicated:
+                firsts = {owner[k] for k in duplicated}
+                raise ConfigKeyError(
+                    f"key(s) {', '.join(map(repr, duplicated))} are defined both in base "
+                    f"'{base_path}' and in base(s) {', '.join(sorted(firsts))}; a top-level key "
+                    "may come from only one base",
+                    filename=path,
+                    line=line,
+                )
+            for key in sub.cfg:
+                owner[key] = base_path
+            dict.update(result.cfg, dict.items(sub.cfg))
+            result.env_variables.update(sub.env_variables)
+            result.provenance.update(sub.provenance)
+            texts.append(sub.text)
+        result.text = "\n".join(texts)
+        return result
+
+    def _load_pure(self, path: str, text: str, raw: str, env: dict[str, str]) -> Loaded:
+        def load_base(base_path: str, line: int | None) -> Loaded:
+            return self.load(base_path, included_from=(path, line), pure=True)
+
+        cfg, imported, provenance, env_more, texts = load_pure_python(
+            path, text, load_base=load_base
+        )
+        env = {**env_more, **env}
+        text_out = "\n".join([t for t in texts if t] + [f"{path}\n{raw}"])
+        return Loaded(strip_delete_keys(cfg), text_out, env, provenance, imported, pure=True)
+
+
+# ---------------------------------------------------------------- helpers
+def _copy_loaded(loaded: Loaded) -> Loaded:
+    return Loaded(
+        copy.deepcopy(loaded.cfg),
+        loaded.text,
+        dict(loaded.env_variables),
+        loaded.provenance.copy(),
+        dict(loaded.imported),
+        loaded.pure,
+    )
+
+
+def _parse_python(text: str, path: str) -> ast.Module:
+    try:
+        return ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        raise ConfigSyntaxError(
+            f"invalid Python: {exc.msg}" + (f"\n    {exc.text.rstrip()}" if exc.text else ""),
+            filename=path,
+            line=exc.lineno,
+        ) from None
+
+
+def _parse_data(text: str, path: str, suffix: str) -> dict[str, Any]:
+    if suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigSyntaxError(f"invalid JSON: {exc.msg}", filename=path, line=exc.lineno) from None
+    else:
+        from .yaml_io import load_yaml
+
+        data = load_yaml(text, path)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"the top level must be a mapping, got {type(data).__name__}", filename=path)
+    return data
+
+
+def _line_of_key(text: str, key: str) -> int | None:
+    for number, line in enumerate(text.splitlines(), 1):
+        if key in line:
+            return number
+    return None
+
+
+def _as_list(value: Any, path: str, line: int | None = None) -> list[str]:
+    items = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else None
+    if items is None or not all(isinstance(v, str) for v in items):
+        raise ConfigError(
+            f"_base_ must be a path or a list of paths, got {value!r}", filename=path, line=line
+        )
+    return items
+
+
+def _python_bases(tree: ast.Module, path: str) -> tuple[list[str], int | None]:
+    """Find ``_base_ = ...`` at the top level and remove it from ``tree``."""
+    for index, stmt in enumerate(tree.body):
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == BASE_KEY
+        ):
+            try:
+                value = ast.literal_eval(stmt.value)
+            except ValueError:
+                raise ConfigError(
+                    "_base_ must be a literal path or list of paths", filename=path, line=stmt.lineno
+                ) from None
+            del tree.body[index]
+            return _as_list(value, path, stmt.lineno), stmt.lineno
+    return [], None
+
+
+def resolve_base_path(name: str, path: str, line: int | None) -> tuple[str, str | None]:
+    """Resolve a ``_base_`` entry: relative to ``path``, or ``'pkg::rel/path.py'``."""
+    if "::" not in name:
+        return os.path.normpath(os.path.join(os.path.dirname(path), os.path.expanduser(name))), None
+    package, _, rel = name.partition("::")
+    spec = importlib.util.find_spec(package) if package else None
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigFileNotFoundError(
+            f"base '{name}': package '{package}' is not installed", filename=path, line=line
+        )
+    for root in spec.submodule_search_locations:
+        for sub in (os.path.join(".mim", "configs"), "configs", ""):
+            candidate = os.path.join(root, sub, rel)
+            if os.path.isfile(candidate):
+                return candidate, package
+    raise ConfigFileNotFoundError(
+        f"base '{name}': '{rel}' not found in package '{package}' "
+        "(looked in its .mim/configs and configs folders)",
+        filename=path,
+        line=line,
+    )
+
+
+def _set_scope(cfg: Any, scope: str, has_scope: bool = True) -> None:
+    """Give the outermost typed dicts of a package base the package's ``_scope_``."""
+    if isinstance(cfg, dict):
+        if has_scope and "type" in cfg:
+            has_scope = False
+            if cfg.get("_scope_") is None:
+                dict.__setitem__(cfg, "_scope_", scope)
+        for value in dict.values(cfg):
+            _set_scope(value, scope, has_scope)
+    elif isinstance(cfg, (list, tuple)):
+        for value in cfg:
+            _set_scope(value, scope, has_scope)
+
+
+def import_bound_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for alias in stmt.names:
+                names.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+    return names
+
+
+def is_config_value(key: str, value: Any, skip: set[str]) -> bool:
+    """Whether a name left by running a config file belongs in the config."""
+    return not (
+        key.startswith("__")
+        or key in skip
+        or isinstance(value, (types.FunctionType, types.ModuleType, types.BuiltinFunctionType))
+    )
+
+
+def _exec_python(tree: ast.Module, path: str, base_cfg: ConfigDict) -> dict[str, Any]:
+    namespace: dict[str, Any] = {BASE_KEY: base_cfg, "__file__": path, "__name__": "__config__"}
+    run_config_code(tree, path, namespace)
+    skip = import_bound_names(tree) | {BASE_KEY}
+    return {k: v for k, v in namespace.items() if is_config_value(k, v, skip)}
+
+
+def run_config_code(tree: ast.Module, path: str, namespace: dict[str, Any]) -> None:
+    """Execute a parsed config; errors name the file and line of the failing statement."""
+    code = compile(tree, path, "exec")
+    try:
+        exec(code, namespace)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        line = None
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == path:
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        hint = ""
+        if isinstance(exc, (NameError, AttributeError)) and "_base_" in str(exc):
+            hint = " (values of base files are read as _base_.key after _base_ = [...])"
+        elif isinstance(exc, NameError):
+            hint = did_you_mean(exc.name or "", [k for k in namespace if not k.startswith("__")])
+        raise ConfigError(f"{type(exc).__name__}: {exc}{hint}", filename=path, line=line) from exc
+
+
+def _warn_deprecated(child: dict[str, Any], path: str) -> None:
+    info = child.pop(DEPRECATION_KEY, None)
+    if info is None:
+        return
+    message = f"The config file {path} will be deprecated in the future."
+    if isinstance(info, dict):
+        if "expected" in info:
+            message += f" Please use {info['expected']} instead."
+        if "reference" in info:
+            message += f" More information can be found at {info['reference']}"
+    warnings.warn(message, DeprecationWarning, stacklevel=2)
+

@@ -1,0 +1,139 @@
+"""Text substitutions applied to a config file before it is parsed.
+
+* ``{{fileDirname}}``, ``{{fileBasename}}``, ``{{fileBasenameNoExtension}}``,
+  ``{{fileExtname}}``: facts about the file itself.
+* ``{{$NAME:default}}``: an environment variable (the default may be empty;
+  without ``:default`` the variable must be set).
+* ``{{_base_.a.b}}``: a value from the merged base configs, replaced after
+  parsing. In code position the whole value is substituted (a dict stays a
+  dict); inside a string literal its ``str()`` is spliced into the string.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import os
+import re
+import tokenize
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ConfigKeyError
+
+_PREDEFINED = re.compile(
+    r"\{\{\s*(fileDirname|fileBasename|fileBasenameNoExtension|fileExtname)\s*\}\}"
+)
+_ENV = re.compile(r"\{\{\s*['\"]?\s*\$(\w+)\s*(?::\s*(.*?)\s*)?['\"]?\s*\}\}")
+_BASE_REF = re.compile(r"\{\{\s*_base_\.([\w.]+?)\s*\}\}")
+
+
+def line_of(text: str, offset: int) -> int:
+    """1-based line number of ``offset`` in ``text``."""
+    return text.count("\n", 0, offset) + 1
+
+
+def substitute_predefined(text: str, filename: str) -> str:
+    """Replace ``{{fileDirname}}`` and friends with facts about ``filename``."""
+    if "{{" not in text:
+        return text
+    dirname, basename = os.path.split(filename)
+    stem, ext = os.path.splitext(basename)
+    values = {
+        "fileDirname": dirname.replace("\\", "/"),
+        "fileBasename": basename,
+        "fileBasenameNoExtension": stem,
+        "fileExtname": ext,
+    }
+    return _PREDEFINED.sub(lambda m: values[m.group(1)], text)
+
+
+def substitute_env(text: str, filename: str, used: dict[str, str]) -> str:
+    """Replace ``{{$NAME:default}}``; record the values taken from the environment."""
+    if "{{" not in text:
+        return text
+
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in os.environ:
+            used[name] = os.environ[name]
+            return os.environ[name]
+        if default is None:
+            raise ConfigKeyError(
+                f"environment variable '{name}' is not set and {match.group(0)} gives no "
+                f"default; set it or write {{{{${name}:default}}}}",
+                filename=filename,
+                line=line_of(text, match.start()),
+            )
+        return default
+
+    return _ENV.sub(replace, text)
+
+
+@dataclass
+class BaseRefs:
+    """Placeholders standing in for ``{{_base_.x}}`` until the bases are merged."""
+
+    tokens: dict[str, tuple[str, int]] = field(default_factory=dict)  # token -> (path, line)
+
+    def __bool__(self) -> bool:
+        return bool(self.tokens)
+
+
+def _string_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of string literals in Python source (best effort)."""
+    line_starts = [0]
+    for line in text.splitlines(keepends=True):
+        line_starts.append(line_starts[-1] + len(line))
+    spans = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            kind = tok.type
+            if kind == tokenize.STRING or tok.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
+                start = line_starts[tok.start[0] - 1] + tok.start[1]
+                end = line_starts[tok.end[0] - 1] + tok.end[1]
+                spans.append((start, end))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []
+    return spans
+
+
+def substitute_base_refs(text: str, python: bool) -> tuple[str, BaseRefs]:
+    """Replace ``{{_base_.x}}`` with unique placeholder tokens."""
+    refs = BaseRefs()
+    if "_base_." not in text or "{{" not in text:
+        return text, refs
+    spans = _string_spans(text) if python else []
+    salt = uuid.uuid4().hex[:8]
+    pieces: list[str] = []
+    last = 0
+    for n, match in enumerate(_BASE_REF.finditer(text)):
+        token = f"__cadence_base_{n}_{salt}__"
+        refs.tokens[token] = (match.group(1), line_of(text, match.start()))
+        in_string = any(s < match.start() and match.end() < e for s, e in spans)
+        pieces.append(text[last : match.start()])
+        pieces.append(token if in_string else f'"{token}"')
+        last = match.end()
+    pieces.append(text[last:])
+    return "".join(pieces), refs
+
+
+def resolve_base_refs(value: Any, values: dict[str, Any]) -> Any:
+    """Put the base values back where the placeholder tokens are."""
+    if isinstance(value, str):
+        if value in values:
+            return copy.deepcopy(values[value])
+        if "__cadence_base_" in value:
+            for token, sub in values.items():
+                value = value.replace(f'"{token}"', str(sub)).replace(token, str(sub))
+        return value
+    if isinstance(value, dict):
+        for key in list(value.keys()):
+            dict.__setitem__(value, key, resolve_base_refs(dict.__getitem__(value, key), values))
+        return value
+    if isinstance(value, list):
+        return [resolve_base_refs(v, values) for v in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(resolve_base_refs(v, values) for v in value)
+    return value

@@ -1,0 +1,1 @@
+"""cadence.dataset: filled by later issues (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""cadence.evaluator: filled by later issues (see DESIGN.md)."""

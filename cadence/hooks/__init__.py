@@ -1,0 +1,1 @@
+"""cadence.hooks: filled by later issues (see DESIGN.md)."""

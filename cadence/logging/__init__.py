@@ -1,0 +1,1 @@
+"""cadence.logging: filled by later issues (see DESIGN.md)."""

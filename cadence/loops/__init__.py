@@ -1,0 +1,1 @@
+"""cadence.loops: filled by later issues (see DESIGN.md)."""

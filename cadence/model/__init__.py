@@ -1,0 +1,1 @@
+"""cadence.model: filled by later issues (see DESIGN.md)."""

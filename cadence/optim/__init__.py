@@ -1,0 +1,1 @@
+"""cadence.optim: filled by later issues (see DESIGN.md)."""

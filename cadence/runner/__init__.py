@@ -1,0 +1,1 @@
+"""cadence.runner: filled by later issues (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""cadence.strategies: filled by later issues (see DESIGN.md)."""

@@ -1,0 +1,3 @@
+"""The cadence version."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""cadence.visualization: filled by later issues (see DESIGN.md)."""
