@@ -57,8 +57,9 @@ def merge_a_into_b(
         if isinstance(value, dict):
             value = dict(dict.items(value))
             delete = bool(value.pop(DELETE_KEY, False))
-            if key in merged and not delete:
-                current = dict.__getitem__(merged, key)
+            current = dict.get(merged, key)
+            # None in a base means "unset": a child dict simply replaces it.
+            if key in merged and not delete and current is not None:
                 allowed: tuple[type, ...] = (dict, list) if allow_list_keys else (dict,)
                 if not isinstance(current, allowed):
                     raise ConfigTypeError(

@@ -1,1 +1,5 @@
-"""cadence.dataset: filled by later issues (see DESIGN.md)."""
+"""Data: collate functions now; samplers and dataloader building arrive with the runner."""
+
+from .collate import default_collate, pseudo_collate
+
+__all__ = ["default_collate", "pseudo_collate"]
