@@ -8,8 +8,8 @@ real mmdet project, each at the end of a five-level ``_base_`` chain::
       variants/exp_NNN_b.py             level 4: _delete_, `_base_.x` maths
         variants/exp_NNN_a.py           level 3: list replacement, {{_base_.x}}
           families/family_K.py          level 2: picks the four bases
-            _base_/models/*.py          level 1: 120-150 lines each
-            _base_/datasets/*.py        level 1: ~90 lines each
+            _base_/models/*.py          level 1: ~115 lines each
+            _base_/datasets/*.py        level 1: ~85 lines each
             _base_/schedules/*.py       level 1: ~50 lines each
             _base_/default_runtime.py   level 1: ~50 lines
 
@@ -344,7 +344,20 @@ optim_wrapper = dict(
         }),
     clip_grad=None)
 
+# Default setting for scaling LR automatically
+#   - `enable` means enable scaling LR automatically or not by default.
+#   - `base_batch_size` = (8 GPUs) x (2 samples per GPU).
 auto_scale_lr = dict(enable=False, base_batch_size=16)
+
+custom_hooks = [
+    dict(type='NumClassCheckHook'),
+    dict(
+        type='EMAHook',
+        ema_type='ExpMomentumEMA',
+        momentum=0.0002,
+        update_buffers=True,
+        priority=49),
+]
 '''
 
 FAMILY = '''\

@@ -25,7 +25,7 @@ def _print_config(args: argparse.Namespace) -> int:
 def _leaf(cfg: Config, key: str) -> object:
     node: object = cfg._cfg_dict
     for part in key.split("."):
-        node = node[int(part)] if isinstance(node, (list, tuple)) else dict.__getitem__(node, part)  # type: ignore[index,call-overload]
+        node = node[int(part)] if isinstance(node, (list, tuple)) else dict.__getitem__(node, part)  # type: ignore[index]
     return node
 
 
@@ -41,7 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show.add_argument("--format", choices=["py", "json", "yaml"], default="py")
     show.add_argument(
-        "--cfg-options", nargs="+", action=DictAction, default={}, metavar="KEY=VALUE",
+        "--cfg-options",
+        nargs="+",
+        action=DictAction,
+        default={},
+        metavar="KEY=VALUE",
         help="override config keys, e.g. optim_wrapper.optimizer.lr=0.01",
     )
     show.set_defaults(func=_print_config)

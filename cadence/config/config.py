@@ -339,7 +339,7 @@ def import_custom(spec: Any, filename: str | None = None) -> list[Any]:
     imports = spec["imports"]
     allow_failed = bool(spec.get("allow_failed_imports", False))
     names = [imports] if isinstance(imports, str) else list(imports)
-    modules = []
+    modules: list[Any] = []
     for name in names:
         if not isinstance(name, str):
             raise ConfigKeyError(
@@ -356,7 +356,9 @@ def import_custom(spec: Any, filename: str | None = None) -> list[Any]:
                     filename=filename,
                     key="custom_imports",
                 ) from exc
-            warnings.warn(f"custom_imports: {name} failed to import and is skipped", UserWarning)
+            warnings.warn(
+                f"custom_imports: {name} failed to import and is skipped", UserWarning, stacklevel=2
+            )
             modules.append(None)
     return modules
 

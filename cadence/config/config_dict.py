@@ -74,7 +74,7 @@ class ConfigDict(Dict):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         try:
-            value = dict.__getitem__(self, name)
+            value: Any = dict.__getitem__(self, name)
         except KeyError:
             hint = did_you_mean(name, self.keys())
             raise AttributeError(
@@ -104,10 +104,10 @@ class ConfigDict(Dict):
     def pop(self, key: Any, *default: Any) -> Any:
         return resolve_lazy(dict.pop(self, key, *default))
 
-    def items(self):  # type: ignore[override]
+    def items(self):
         return [(k, resolve_lazy(v)) for k, v in dict.items(self)]
 
-    def values(self):  # type: ignore[override]
+    def values(self):
         return [resolve_lazy(v) for v in dict.values(self)]
 
     def raw_items(self) -> list[tuple[Any, Any]]:
@@ -115,7 +115,7 @@ class ConfigDict(Dict):
         return list(dict.items(self))
 
     # -------------------------------------------------------------- merge
-    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def update(self, *args: Any, **kwargs: Any) -> None:
         """Merge recursively: nested dicts update nested dicts.
 
         A nested dict with ``_delete_=True`` replaces instead of merging.
@@ -148,13 +148,13 @@ class ConfigDict(Dict):
         new.__dict__.update(self.__dict__)
         return new
 
-    def copy(self) -> ConfigDict:  # type: ignore[override]
+    def copy(self) -> ConfigDict:
         return self.__copy__()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ConfigDict:
         new = type(self).__new__(type(self))
         memo[id(self)] = new
-        for key, value in dict.items(self):
+        for key, value in raw_items(self):
             dict.__setitem__(new, copy.deepcopy(key, memo), copy.deepcopy(value, memo))
         new.__dict__.update(self.__dict__)
         return new
@@ -178,9 +178,16 @@ class ConfigDict(Dict):
         return f"{type(self).__name__}({dict.__repr__(self)})"
 
 
+def raw_items(mapping: Mapping[Any, Any]) -> list[tuple[Any, Any]]:
+    """Items of a mapping without resolving lazy imports."""
+    if isinstance(mapping, dict):
+        return list(dict.items(mapping))
+    return list(mapping.items())
+
+
 def _to_plain(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _to_plain(v) for k, v in dict.items(value)}
+        return {k: _to_plain(v) for k, v in raw_items(value)}
     if isinstance(value, list):
         return [_to_plain(v) for v in value]
     if isinstance(value, tuple):
@@ -196,11 +203,11 @@ def annotate(node: Any, path: str, origin_of: Any) -> None:
         origin = origin_of(path) if path else None
         if origin is not None:
             node.__dict__[ORIGIN_ATTR] = origin
-        for key, value in dict.items(node):
+        for key, value in raw_items(node):
             annotate(value, f"{path}.{key}" if path else str(key), origin_of)
     elif isinstance(node, (list, tuple)):
         for index, value in enumerate(node):
             annotate(value, f"{path}.{index}", origin_of)
 
 
-__all__ = ["ConfigDict", "ConfigKeyMissing", "DELETE_KEY", "LazyObject", "annotate"]
+__all__ = ["ConfigDict", "ConfigKeyMissing", "DELETE_KEY", "LazyObject", "annotate", "raw_items"]

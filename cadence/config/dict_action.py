@@ -34,7 +34,9 @@ def _split_top_level(text: str, option: str) -> list[str]:
             depth += 1
         elif char in ")]":
             if not stack or stack.pop() != char:
-                raise ConfigError(f"unbalanced '{char}' in --cfg-options value {text!r}", key=option)
+                raise ConfigError(
+                    f"unbalanced '{char}' in --cfg-options value {text!r}", key=option
+                )
             depth -= 1
         elif char == "," and depth == 0:
             parts.append(text[start:index])

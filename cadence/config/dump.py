@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..utils.imports import import_object
+from .config_dict import raw_items
 from .errors import ConfigError
 from .lazy import LazyObject
 
@@ -78,7 +79,7 @@ def _format(value: Any, imports: _Imports, path: str) -> str:
     if isinstance(value, LazyObject):
         return imports.name_for(value.dotted_path)
     if isinstance(value, Mapping):
-        items = list(dict.items(value)) if isinstance(value, dict) else list(value.items())
+        items = raw_items(value)
         if all(_is_identifier(k) for k, _ in items):
             body = ", ".join(f"{k}={_format(v, imports, f'{path}.{k}')}" for k, v in items)
             return f"dict({body})"
@@ -92,7 +93,7 @@ def _format(value: Any, imports: _Imports, path: str) -> str:
             return "[" + ", ".join(parts) + "]"
         return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
     if isinstance(value, (set, frozenset)):
-        parts = sorted((_format(v, imports, path) for v in value))
+        parts = sorted(_format(v, imports, path) for v in value)
         inner = "{" + ", ".join(parts) + "}" if parts else "()"
         return inner if isinstance(value, set) and parts else f"{type(value).__name__}({inner})"
     dotted = _object_path(value)
@@ -114,7 +115,7 @@ def format_python(cfg: Mapping[str, Any], *, format_code: bool = True) -> str:
             "config cannot be written as a .py file; dump it as .json or .yaml",
         )
     imports = _Imports(set(cfg))
-    body = [f"{key} = {_format(value, imports, key)}" for key, value in dict.items(cfg)]
+    body = [f"{key} = {_format(value, imports, key)}" for key, value in raw_items(cfg)]
     header = sorted(imports.lines)
     text = ("\n".join(header) + "\n\n" if header else "") + "\n".join(body) + "\n"
     if format_code:
@@ -127,7 +128,9 @@ def format_python(cfg: Mapping[str, Any], *, format_code: bool = True) -> str:
 def to_serializable(value: Any, path: str = "") -> Any:
     """Plain JSON-able data: lazy imports and classes become dotted-path strings."""
     if isinstance(value, dict):
-        return {k: to_serializable(v, f"{path}.{k}" if path else str(k)) for k, v in dict.items(value)}
+        return {
+            k: to_serializable(v, f"{path}.{k}" if path else str(k)) for k, v in raw_items(value)
+        }
     if isinstance(value, (list, tuple)):
         items = [to_serializable(v, f"{path}.{i}") for i, v in enumerate(value)]
         return tuple(items) if isinstance(value, tuple) else items
@@ -143,11 +146,11 @@ def to_serializable(value: Any, path: str = "") -> Any:
 
 def format_json(cfg: Mapping[str, Any]) -> str:
     """Return the config as indented JSON (tuples become lists)."""
-    return json.dumps(to_serializable(dict(dict.items(cfg))), indent=4, ensure_ascii=False) + "\n"
+    return json.dumps(to_serializable(dict(raw_items(cfg))), indent=4, ensure_ascii=False) + "\n"
 
 
 def format_yaml(cfg: Mapping[str, Any]) -> str:
     """Return the config as YAML (tuples kept with ``!!python/tuple``)."""
     from .yaml_io import dump_yaml
 
-    return dump_yaml(to_serializable(dict(dict.items(cfg))))
+    return dump_yaml(to_serializable(dict(raw_items(cfg))))

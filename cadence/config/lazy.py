@@ -19,6 +19,8 @@ class LazyObject:
     """A module or attribute to be imported on first use, named by dotted path."""
 
     __slots__ = ("_path", "_source")
+    _path: str
+    _source: str | None
 
     def __init__(self, path: str, source: str | None = None) -> None:
         object.__setattr__(self, "_path", path)

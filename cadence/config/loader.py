@@ -157,9 +157,7 @@ class ConfigLoader:
         _warn_deprecated(child, path)
 
         provenance = base.provenance
-        merged = merge_a_into_b(
-            child, base.cfg, on_replace=provenance.drop_subtree, filename=path
-        )
+        merged = merge_a_into_b(child, base.cfg, on_replace=provenance.drop_subtree, filename=path)
         provenance.overlay(origins)
         text_out = "\n".join([t for t in [base.text] if t] + [f"{path}\n{raw}"])
         return Loaded(merged, text_out, env, provenance)
@@ -232,7 +230,9 @@ def _parse_data(text: str, path: str, suffix: str) -> dict[str, Any]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ConfigSyntaxError(f"invalid JSON: {exc.msg}", filename=path, line=exc.lineno) from None
+            raise ConfigSyntaxError(
+                f"invalid JSON: {exc.msg}", filename=path, line=exc.lineno
+            ) from None
     else:
         from .yaml_io import load_yaml
 
@@ -240,7 +240,9 @@ def _parse_data(text: str, path: str, suffix: str) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"the top level must be a mapping, got {type(data).__name__}", filename=path)
+        raise ConfigError(
+            f"the top level must be a mapping, got {type(data).__name__}", filename=path
+        )
     return data
 
 
@@ -252,7 +254,13 @@ def _line_of_key(text: str, key: str) -> int | None:
 
 
 def _as_list(value: Any, path: str, line: int | None = None) -> list[str]:
-    items = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else None
+    items = (
+        [value]
+        if isinstance(value, str)
+        else list(value)
+        if isinstance(value, (list, tuple))
+        else None
+    )
     if items is None or not all(isinstance(v, str) for v in items):
         raise ConfigError(
             f"_base_ must be a path or a list of paths, got {value!r}", filename=path, line=line
@@ -273,7 +281,9 @@ def _python_bases(tree: ast.Module, path: str) -> tuple[list[str], int | None]:
                 value = ast.literal_eval(stmt.value)
             except ValueError:
                 raise ConfigError(
-                    "_base_ must be a literal path or list of paths", filename=path, line=stmt.lineno
+                    "_base_ must be a literal path or list of paths",
+                    filename=path,
+                    line=stmt.lineno,
                 ) from None
             del tree.body[index]
             return _as_list(value, path, stmt.lineno), stmt.lineno
@@ -377,4 +387,3 @@ def _warn_deprecated(child: dict[str, Any], path: str) -> None:
         if "reference" in info:
             message += f" More information can be found at {info['reference']}"
     warnings.warn(message, DeprecationWarning, stacklevel=2)
-

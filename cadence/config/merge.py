@@ -45,14 +45,19 @@ def merge_a_into_b(
     ``on_replace(path)`` is called for each existing subtree that ``a`` replaces
     rather than merges into (used to keep provenance honest).
     """
-    merged: Any = list(b) if isinstance(b, list) else ConfigDict.__copy__(b) if isinstance(
-        b, ConfigDict
-    ) else ConfigDict(b)
+    merged: Any = (
+        list(b)
+        if isinstance(b, list)
+        else ConfigDict.__copy__(b)
+        if isinstance(b, ConfigDict)
+        else ConfigDict(b)
+    )
     for key, value in a.items():
         key_path = (*path, str(key))
         if isinstance(merged, list):
-            merged = _merge_into_list(merged, key, value, key_path, allow_list_keys,
-                                      on_replace, filename)
+            merged = _merge_into_list(
+                merged, key, value, key_path, allow_list_keys, on_replace, filename
+            )
             continue
         if isinstance(value, dict):
             value = dict(dict.items(value))
@@ -70,8 +75,12 @@ def merge_a_into_b(
                         filename=filename,
                     )
                 merged[key] = merge_a_into_b(
-                    value, current, allow_list_keys=allow_list_keys, path=key_path,
-                    on_replace=on_replace, filename=filename,
+                    value,
+                    current,
+                    allow_list_keys=allow_list_keys,
+                    path=key_path,
+                    on_replace=on_replace,
+                    filename=filename,
                 )
                 continue
         if key in merged and on_replace is not None:
@@ -108,8 +117,12 @@ def _merge_into_list(
         value = dict(dict.items(value))
         if not value.pop(DELETE_KEY, False):
             target[index] = merge_a_into_b(
-                value, current, allow_list_keys=True, path=key_path,
-                on_replace=on_replace, filename=filename,
+                value,
+                current,
+                allow_list_keys=True,
+                path=key_path,
+                on_replace=on_replace,
+                filename=filename,
             )
             return target
     if on_replace is not None:

@@ -225,7 +225,9 @@ def leaf_paths(value: Any, prefix: Path = ()) -> Iterable[tuple[Path, Any]]:
             yield prefix, value
         for key, sub in dict.items(value):
             yield from leaf_paths(sub, (*prefix, str(key)))
-    elif isinstance(value, (list, tuple)) and any(isinstance(v, (dict, list, tuple)) for v in value):
+    elif isinstance(value, (list, tuple)) and any(
+        isinstance(v, (dict, list, tuple)) for v in value
+    ):
         for index, sub in enumerate(value):
             yield from leaf_paths(sub, (*prefix, str(index)))
     else:

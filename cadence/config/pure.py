@@ -39,7 +39,13 @@ def _is_read_base_call(node: ast.AST) -> bool:
     if not isinstance(node, ast.Call):
         return False
     func = node.func
-    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    name = (
+        func.id
+        if isinstance(func, ast.Name)
+        else func.attr
+        if isinstance(func, ast.Attribute)
+        else None
+    )
     return name == "read_base"
 
 
@@ -62,7 +68,9 @@ def uses_read_base(text: str) -> bool:
         ):
             return False
     for stmt in tree.body:
-        if isinstance(stmt, ast.With) and any(_is_read_base_call(i.context_expr) for i in stmt.items):
+        if isinstance(stmt, ast.With) and any(
+            _is_read_base_call(i.context_expr) for i in stmt.items
+        ):
             return True
         if isinstance(stmt, ast.ImportFrom):
             if stmt.level:
@@ -116,7 +124,9 @@ class _LazyImports(ast.NodeTransformer):
             args=[ast.Constant(dotted), ast.Constant(f"{self.filename}:{node.lineno}")],
             keywords=[],
         )
-        return ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())], value=call), node)
+        return ast.copy_location(
+            ast.Assign(targets=[ast.Name(name, ast.Store())], value=call), node
+        )
 
     def visit_Import(self, node: ast.Import) -> Any:
         if all(_is_stdlib(a.name) for a in node.names):
@@ -138,7 +148,9 @@ class _LazyImports(ast.NodeTransformer):
                 line=node.lineno,
             )
         module = node.module or ""
-        if module in READ_BASE_MODULES and all(a.name in ("read_base", "Config") for a in node.names):
+        if module in READ_BASE_MODULES and all(
+            a.name in ("read_base", "Config") for a in node.names
+        ):
             return None
         if _is_stdlib(module):
             return node
@@ -164,15 +176,23 @@ def load_pure_python(
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
-        raise ConfigSyntaxError(f"invalid Python: {exc.msg}", filename=path, line=exc.lineno) from None
-    namespace: dict[str, Any] = {_LAZY_FACTORY: LazyObject, "__file__": path, "__name__": "__config__"}
+        raise ConfigSyntaxError(
+            f"invalid Python: {exc.msg}", filename=path, line=exc.lineno
+        ) from None
+    namespace: dict[str, Any] = {
+        _LAZY_FACTORY: LazyObject,
+        "__file__": path,
+        "__name__": "__config__",
+    }
     imported: dict[str, Any] = {}
     provenance = Provenance()
     env: dict[str, str] = {}
     texts: list[str] = []
     body: list[ast.stmt] = []
     for stmt in tree.body:
-        if isinstance(stmt, ast.With) and any(_is_read_base_call(i.context_expr) for i in stmt.items):
+        if isinstance(stmt, ast.With) and any(
+            _is_read_base_call(i.context_expr) for i in stmt.items
+        ):
             for inner in stmt.body:
                 if not isinstance(inner, ast.ImportFrom):
                     raise ConfigError(
@@ -198,7 +218,12 @@ def load_pure_python(
         body.append(stmt)
     transformer = _LazyImports(path)
     tree.body = [transformer.visit(stmt) for stmt in body]
-    tree.body = [s for item in tree.body if item is not None for s in (item if isinstance(item, list) else [item])]
+    tree.body = [
+        s
+        for item in tree.body
+        if item is not None
+        for s in (item if isinstance(item, list) else [item])
+    ]
     ast.fix_missing_locations(tree)
     imported.update(transformer.imported)
     provenance.overlay(python_origins(tree, path))

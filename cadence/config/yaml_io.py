@@ -24,8 +24,7 @@ def load_yaml(text: str, filename: str | None = None) -> Any:
     """Parse YAML safely; ``!!python/tuple`` sequences become tuples."""
     yaml = _yaml()
 
-    class Loader(yaml.SafeLoader):
-        pass
+    Loader: Any = type("Loader", (yaml.SafeLoader,), {})
 
     Loader.add_constructor(
         _TUPLE_TAG, lambda loader, node: tuple(loader.construct_sequence(node, deep=True))
@@ -45,8 +44,7 @@ def dump_yaml(data: Any) -> str:
     """Write YAML that :func:`load_yaml` reads back equal (tuples stay tuples)."""
     yaml = _yaml()
 
-    class Dumper(yaml.SafeDumper):
-        pass
+    Dumper: Any = type("Dumper", (yaml.SafeDumper,), {})
 
     Dumper.add_representer(
         tuple, lambda dumper, value: dumper.represent_sequence(_TUPLE_TAG, value)

@@ -24,20 +24,21 @@ def pseudo_collate(data_batch: Sequence[Any]) -> Any:
     ``[dict(x=a1, y=b1), dict(x=a2, y=b2)]`` → ``dict(x=[a1, a2], y=[b1, b2])``;
     tuples and lists are transposed the same way; leaves stay as lists.
     """
-    first = data_batch[0]
+    first: Any = data_batch[0]
+    cls: Any = type(first)
     if isinstance(first, (str, bytes)):
         return list(data_batch)
     if isinstance(first, tuple) and hasattr(first, "_fields"):
-        return type(first)(*(pseudo_collate(list(s)) for s in zip(*data_batch)))
+        return cls(*(pseudo_collate(list(s)) for s in zip(*data_batch)))
     if isinstance(first, Mapping):
-        return type(first)({key: pseudo_collate([d[key] for d in data_batch]) for key in first})
+        return cls({key: pseudo_collate([d[key] for d in data_batch]) for key in first})
     if isinstance(first, Sequence):
         _check_equal_lengths(data_batch)
         transposed = [pseudo_collate(list(s)) for s in zip(*data_batch)]
         if isinstance(first, tuple):
             return transposed
         try:
-            return type(first)(transposed)
+            return cls(transposed)
         except TypeError:
             return transposed
     return list(data_batch)
@@ -49,7 +50,8 @@ def default_collate(data_batch: Sequence[Any]) -> Any:
 
     Strings, bytes and other objects (e.g. data samples) are kept as lists.
     """
-    first = data_batch[0]
+    first: Any = data_batch[0]
+    cls: Any = type(first)
     if isinstance(first, torch.Tensor):
         return torch.stack(list(data_batch))
     if isinstance(first, np.ndarray):
@@ -59,16 +61,16 @@ def default_collate(data_batch: Sequence[Any]) -> Any:
     if isinstance(first, (str, bytes)):
         return list(data_batch)
     if isinstance(first, tuple) and hasattr(first, "_fields"):
-        return type(first)(*(default_collate(list(s)) for s in zip(*data_batch)))
+        return cls(*(default_collate(list(s)) for s in zip(*data_batch)))
     if isinstance(first, Mapping):
-        return type(first)({key: default_collate([d[key] for d in data_batch]) for key in first})
+        return cls({key: default_collate([d[key] for d in data_batch]) for key in first})
     if isinstance(first, Sequence):
         _check_equal_lengths(data_batch)
         transposed = [default_collate(list(s)) for s in zip(*data_batch)]
         if isinstance(first, tuple):
             return transposed
         try:
-            return type(first)(transposed)
+            return cls(transposed)
         except TypeError:
             return transposed
     return list(data_batch)

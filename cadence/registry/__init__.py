@@ -1,10 +1,10 @@
 """Registries: string-keyed builders for every configurable part of cadence."""
 
+from ..utils.imports import import_object
 from .build_functions import build_from_cfg, config_location
 from .default_scope import DefaultScope, default_scope, get_default_scope, set_default_scope
 from .errors import BuildError, RegistryError
 from .isolation import isolated_registries
-from ..utils.imports import import_object
 from .registry import Registry
 from .root import (
     DATA_SAMPLERS,

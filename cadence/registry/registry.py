@@ -85,7 +85,7 @@ class Registry:
                 from .build_functions import build_from_cfg
 
                 build_func = build_from_cfg
-        self.build_func = build_func
+        self.build_func: Callable[..., Any] = build_func
 
     # ------------------------------------------------------------------ basics
     @property
@@ -389,7 +389,9 @@ class Registry:
             dict(self._import_failures),
         )
 
-    def _restore(self, snap: tuple[dict[str, Any], dict[str, Registry], bool, dict[str, str]]) -> None:
+    def _restore(
+        self, snap: tuple[dict[str, Any], dict[str, Registry], bool, dict[str, str]]
+    ) -> None:
         module_dict, children, imported, failures = snap
         self._module_dict.clear()
         self._module_dict.update(module_dict)

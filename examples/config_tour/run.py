@@ -49,16 +49,27 @@ def main() -> None:
     cfg.merge_from_dict(overrides)
     print(cfg.pretty_text)
 
-    for key in ("model.hidden.width", "model.hidden.depth", "optim_wrapper.optimizer.lr",
-                "train_cfg.max_epochs", "base_lr"):
+    for key in (
+        "model.hidden.width",
+        "model.hidden.depth",
+        "optim_wrapper.optimizer.lr",
+        "train_cfg.max_epochs",
+        "base_lr",
+    ):
         value = cfg.provenance(key)
-        print(f"{key:32s} set at {os.path.relpath(value.filename) if value.line else value}"
-              + (f":{value.line}" if value.line else ""))
+        print(
+            f"{key:32s} set at {os.path.relpath(value.filename) if value.line else value}"
+            + (f":{value.line}" if value.line else "")
+        )
 
     model = MODELS.build(cfg.model)
-    optimizer = OPTIMIZERS.build(cfg.optim_wrapper.optimizer, default_args=dict(params=model.parameters()))
-    print(f"built {type(model).__name__} with {sum(p.numel() for p in model.parameters())} "
-          f"parameters and {type(optimizer).__name__}(lr={optimizer.param_groups[0]['lr']})")
+    optimizer = OPTIMIZERS.build(
+        cfg.optim_wrapper.optimizer, default_args=dict(params=model.parameters())
+    )
+    print(
+        f"built {type(model).__name__} with {sum(p.numel() for p in model.parameters())} "
+        f"parameters and {type(optimizer).__name__}(lr={optimizer.param_groups[0]['lr']})"
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         for suffix in (".py", ".json", ".yaml"):
@@ -66,8 +77,10 @@ def main() -> None:
             cfg.dump(path)
             again = Config.fromfile(path)
             assert again.to_dict() == cfg.to_dict() or suffix != ".py", suffix
-            print(f"dumped to {suffix:5s} and loaded back: "
-                  f"{'equal' if again.to_dict() == cfg.to_dict() else 'equal up to tuples'}")
+            print(
+                f"dumped to {suffix:5s} and loaded back: "
+                f"{'equal' if again.to_dict() == cfg.to_dict() else 'equal up to tuples'}"
+            )
 
 
 if __name__ == "__main__":

@@ -19,3 +19,5 @@ tta_model = dict(type='SegTTAModel')
 # Predefined variables are expanded per file: in this base file they describe
 # seg_runtime.py itself, not the experiment that inherits from it.
 work_dir = './work_dirs/{{fileBasenameNoExtension}}'
+# Downloaded checkpoints are cached beside the config tree.
+checkpoint_cache_dir = '{{fileDirname}}/../.cache/checkpoints'
