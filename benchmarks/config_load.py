@@ -595,7 +595,10 @@ def time_in_subprocess(python, loader, corpus, experiments, rounds, warmup,
     ]
     if verify:
         cmd.append('--verify')
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise RuntimeError(f'cannot run {python}: {e}') from e
     if proc.returncode != 0:
         raise RuntimeError(f'{" ".join(cmd)} failed:\n{proc.stderr}')
     # The result is the last line; loaders may print before it.
@@ -681,10 +684,14 @@ def main(argv=None):
         else:
             print('cadence is not importable here: skipped')
         if args.mmengine_python:
-            results.append(
-                time_in_subprocess(args.mmengine_python, 'mmengine', corpus,
-                                   experiments, args.rounds, args.warmup,
-                                   args.verify))
+            try:
+                results.append(
+                    time_in_subprocess(args.mmengine_python, 'mmengine',
+                                       corpus, experiments, args.rounds,
+                                       args.warmup, args.verify))
+            except RuntimeError as e:
+                print(f'mmengine timing failed: {e}', file=sys.stderr)
+                return 2
         elif _importable('mmengine'):
             results.append(
                 time_loader('mmengine', experiments, args.rounds,

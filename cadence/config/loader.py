@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ast
-import copy
 import importlib.util
 import json
 import os
 import types
 import warnings
+from collections import OrderedDict
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,12 +58,11 @@ class Loaded:
 
 
 class ConfigLoader:
-    """Loads one config file and, recursively, its bases (once each per load)."""
+    """Loads one config file and, recursively, its bases."""
 
     def __init__(self, options: LoadOptions | None = None) -> None:
         self.options = options or LoadOptions()
         self._stack: list[str] = []
-        self._cache: dict[str, Loaded] = {}
 
     # ------------------------------------------------------------ entry
     def load(
@@ -79,8 +79,6 @@ class ConfigLoader:
             chain = " -> ".join(self._stack[self._stack.index(path) :] + [path])
             src = included_from or (path, None)
             raise ConfigError(f"cycle in _base_ inheritance: {chain}", filename=src[0], line=src[1])
-        if text is None and path in self._cache:
-            return _copy_loaded(self._cache[path])
         suffix = os.path.splitext(path)[1].lower()
         if suffix not in SUFFIXES:
             raise ConfigError(
@@ -104,8 +102,7 @@ class ConfigLoader:
             loaded = self._load_text(path, suffix, text, pure)
         finally:
             self._stack.pop()
-        self._cache[path] = loaded
-        return _copy_loaded(loaded)
+        return loaded
 
     # ------------------------------------------------------------ per file
     def _load_text(self, path: str, suffix: str, raw: str, pure: bool | None) -> Loaded:
@@ -130,8 +127,8 @@ class ConfigLoader:
                 )
         text, refs = substitute_base_refs(text, python=suffix == ".py")
         if suffix == ".py":
-            tree = _parse_python(text, path)
-            base_names, base_line = _python_bases(tree, path)
+            compiled = compile_python(text, path)
+            base_names, base_line = compiled.bases, compiled.base_line
         else:
             data = _parse_data(text, path, suffix)
             base_names = _as_list(data.pop(BASE_KEY, []), path)
@@ -149,7 +146,7 @@ class ConfigLoader:
                 ) from None
 
         if suffix == ".py":
-            child, origins = _exec_python(tree, path, base.cfg), python_origins(tree, path)
+            child, origins = _exec_python(compiled, path, base.cfg), compiled.origins
         else:
             child, origins = data, yaml_origins(raw, path) or {(k,): Origin(path) for k in data}
         if refs:
@@ -203,15 +200,45 @@ class ConfigLoader:
 
 
 # ---------------------------------------------------------------- helpers
-def _copy_loaded(loaded: Loaded) -> Loaded:
-    return Loaded(
-        copy.deepcopy(loaded.cfg),
-        loaded.text,
-        dict(loaded.env_variables),
-        loaded.provenance.copy(),
-        dict(loaded.imported),
-        loaded.pure,
+@dataclass(frozen=True)
+class CompiledFile:
+    """What a classic ``.py`` config's text compiles to (pure function of the text)."""
+
+    code: Any
+    bases: list[str]
+    base_line: int | None
+    origins: dict[tuple[str, ...], Origin]
+    bound_by_code: frozenset[str]  # names bound by imports, def and class
+
+
+_COMPILED: OrderedDict[tuple[str, str], CompiledFile] = OrderedDict()
+_COMPILED_MAX = 512
+
+
+def compile_python(text: str, path: str) -> CompiledFile:
+    """Parse and compile a classic config, reusing earlier work on the same text.
+
+    Compiling is pure, so sharing it between loads (bases shared by many
+    experiments, repeated loads) is safe; executing is never cached.
+    """
+    key = (path, text)
+    hit = _COMPILED.get(key)
+    if hit is not None:
+        _COMPILED.move_to_end(key)
+        return hit
+    tree = _parse_python(text, path)
+    bases, base_line = _python_bases(tree, path)
+    compiled = CompiledFile(
+        code=compile(tree, path, "exec"),
+        bases=bases,
+        base_line=base_line,
+        origins=python_origins(tree, path),
+        bound_by_code=frozenset(import_bound_names(tree)),
     )
+    _COMPILED[key] = compiled
+    if len(_COMPILED) > _COMPILED_MAX:
+        _COMPILED.popitem(last=False)
+    return compiled
 
 
 def _parse_python(text: str, path: str) -> ast.Module:
@@ -338,7 +365,7 @@ def import_bound_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def is_config_value(key: str, value: Any, skip: set[str]) -> bool:
+def is_config_value(key: str, value: Any, skip: AbstractSet[str]) -> bool:
     """Whether a name left by running a config file belongs in the config."""
     return not (
         key.startswith("__")
@@ -347,16 +374,17 @@ def is_config_value(key: str, value: Any, skip: set[str]) -> bool:
     )
 
 
-def _exec_python(tree: ast.Module, path: str, base_cfg: ConfigDict) -> dict[str, Any]:
+def _exec_python(compiled: CompiledFile, path: str, base_cfg: ConfigDict) -> dict[str, Any]:
     namespace: dict[str, Any] = {BASE_KEY: base_cfg, "__file__": path, "__name__": "__config__"}
-    run_config_code(tree, path, namespace)
-    skip = import_bound_names(tree) | {BASE_KEY}
+    run_config_code(compiled.code, path, namespace)
+    skip = compiled.bound_by_code | {BASE_KEY}
     return {k: v for k, v in namespace.items() if is_config_value(k, v, skip)}
 
 
-def run_config_code(tree: ast.Module, path: str, namespace: dict[str, Any]) -> None:
-    """Execute a parsed config; errors name the file and line of the failing statement."""
-    code = compile(tree, path, "exec")
+def run_config_code(code: Any, path: str, namespace: dict[str, Any]) -> None:
+    """Execute a config's code (or tree); errors name the file and line that failed."""
+    if isinstance(code, ast.Module):
+        code = compile(code, path, "exec")
     try:
         exec(code, namespace)
     except ConfigError:

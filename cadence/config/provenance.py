@@ -9,7 +9,7 @@ where a child replaces a whole subtree (``_delete_=True``).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,52 +29,109 @@ class Origin:
         return f"{text} ({self.note})" if self.note else text
 
 
+class _Node:
+    __slots__ = ("origin", "children")
+
+    def __init__(self) -> None:
+        self.origin: Origin | None = None
+        self.children: dict[str, _Node] = {}
+
+
 class Provenance:
-    """A map from key paths (tuples of keys) to the :class:`Origin` that set them."""
+    """A map from key paths (tuples of keys) to the :class:`Origin` that set them.
+
+    Stored as a trie so that forgetting a whole subtree (a child config that
+    replaces a base value) costs nothing however many records lie below it.
+    """
 
     def __init__(self, records: Mapping[Path, Origin] | None = None) -> None:
-        self._records: dict[Path, Origin] = dict(records or {})
+        self._root = _Node()
+        if records:
+            self.overlay(records)
+
+    def _node(self, path: Path, create: bool) -> _Node | None:
+        node = self._root
+        for key in path:
+            child = node.children.get(key)
+            if child is None:
+                if not create:
+                    return None
+                child = node.children[key] = _Node()
+            node = child
+        return node
 
     def copy(self) -> Provenance:
-        return Provenance(self._records)
+        new = Provenance()
+        new.overlay(dict(self.items()))
+        return new
 
     def __len__(self) -> int:
-        return len(self._records)
+        return sum(1 for _ in self.items())
 
-    def items(self) -> Iterable[tuple[Path, Origin]]:
-        return self._records.items()
+    def items(self) -> Iterator[tuple[Path, Origin]]:
+        stack: list[tuple[Path, _Node]] = [((), self._root)]
+        while stack:
+            path, node = stack.pop()
+            if node.origin is not None:
+                yield path, node.origin
+            stack.extend(((*path, k), child) for k, child in reversed(node.children.items()))
 
     def set(self, path: Path, origin: Origin) -> None:
         """Record ``origin`` for ``path`` and forget what was recorded below it."""
-        self.drop_below(path)
-        self._records[path] = origin
+        node = self._node(path, create=True)
+        assert node is not None
+        node.origin = origin
+        node.children = {}
 
     def drop_below(self, path: Path) -> None:
         """Forget the records strictly inside ``path``."""
-        n = len(path)
-        for key in [k for k in self._records if len(k) > n and k[:n] == path]:
-            del self._records[key]
+        node = self._node(path, create=False)
+        if node is not None:
+            node.children = {}
 
     def drop_subtree(self, path: Path) -> None:
         """Forget ``path`` and everything below it."""
-        self.drop_below(path)
-        self._records.pop(path, None)
+        if not path:
+            self._root = _Node()
+            return
+        parent = self._node(path[:-1], create=False)
+        if parent is not None:
+            parent.children.pop(path[-1], None)
 
     def update(self, other: Provenance) -> None:
-        """Overlay ``other``'s records on these (other wins)."""
-        self._records.update(other._records)
+        """Overlay ``other``'s records on these (other wins); ``other`` is consumed."""
+        _graft(self._root, other._root)
 
     def overlay(self, records: Mapping[Path, Origin]) -> None:
         """Overlay raw records (a file's own) on these."""
-        self._records.update(records)
+        for path, origin in records.items():
+            node = self._node(path, create=True)
+            assert node is not None
+            node.origin = origin
 
     def lookup(self, path: Path) -> Origin | None:
         """Return the origin of ``path`` or of its nearest recorded ancestor."""
-        for cut in range(len(path), 0, -1):
-            origin = self._records.get(path[:cut])
-            if origin is not None:
-                return origin
-        return None
+        found = None
+        node = self._root
+        for key in path:
+            child = node.children.get(key)
+            if child is None:
+                break
+            node = child
+            if node.origin is not None:
+                found = node.origin
+        return found
+
+
+def _graft(into: _Node, other: _Node) -> None:
+    if other.origin is not None:
+        into.origin = other.origin
+    for key, child in other.children.items():
+        mine = into.children.get(key)
+        if mine is None:
+            into.children[key] = child
+        else:
+            _graft(mine, child)
 
 
 def split_key(key: str) -> Path:
@@ -98,9 +155,10 @@ class _TreeRecorder:
 
     def record_value(self, path: Path, value: ast.AST, line_node: ast.AST) -> None:
         """Record ``path`` at ``line_node`` and walk into a literal ``value``."""
-        n = len(path)
-        for key in [k for k in self.records if len(k) > n and k[:n] == path]:
-            del self.records[key]
+        if path in self.records:  # re-assigned: forget what the old value recorded
+            n = len(path)
+            for key in [k for k in self.records if len(k) > n and k[:n] == path]:
+                del self.records[key]
         note = None
         if isinstance(value, ast.Attribute) and _root_name(value) == "_base_":
             note = f"from {ast.unparse(value)}"

@@ -12,11 +12,9 @@
 from __future__ import annotations
 
 import copy
-import io
 import os
 import re
-import tokenize
-import uuid
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,22 +79,24 @@ class BaseRefs:
         return bool(self.tokens)
 
 
-def _string_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of string literals in Python source (best effort)."""
-    line_starts = [0]
-    for line in text.splitlines(keepends=True):
-        line_starts.append(line_starts[-1] + len(line))
-    spans = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            kind = tok.type
-            if kind == tokenize.STRING or tok.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
-                start = line_starts[tok.start[0] - 1] + tok.start[1]
-                end = line_starts[tok.end[0] - 1] + tok.end[1]
-                spans.append((start, end))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return []
-    return spans
+def _inside_string(text: str, offset: int) -> bool:
+    """Whether ``offset`` lies inside a one-line string literal of Python source."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    quote = None
+    index = line_start
+    while index < offset:
+        char = text[index]
+        if quote is None:
+            if char == "#":
+                return False
+            if char in "'\"":
+                quote = char
+        elif char == "\\":
+            index += 1
+        elif char == quote:
+            quote = None
+        index += 1
+    return quote is not None
 
 
 def substitute_base_refs(text: str, python: bool) -> tuple[str, BaseRefs]:
@@ -104,14 +104,13 @@ def substitute_base_refs(text: str, python: bool) -> tuple[str, BaseRefs]:
     refs = BaseRefs()
     if "_base_." not in text or "{{" not in text:
         return text, refs
-    spans = _string_spans(text) if python else []
-    salt = uuid.uuid4().hex[:8]
+    salt = f"{zlib.crc32(text.encode()):08x}"  # stable, so compiled files can be cached
     pieces: list[str] = []
     last = 0
     for n, match in enumerate(_BASE_REF.finditer(text)):
         token = f"__cadence_base_{n}_{salt}__"
         refs.tokens[token] = (match.group(1), line_of(text, match.start()))
-        in_string = any(s < match.start() and match.end() < e for s, e in spans)
+        in_string = python and _inside_string(text, match.start())
         pieces.append(text[last : match.start()])
         pieces.append(token if in_string else f'"{token}"')
         last = match.end()

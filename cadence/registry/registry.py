@@ -62,8 +62,10 @@ class Registry:
         if not isinstance(name, str):
             raise TypeError(f"registry name must be a str, got {type(name).__name__}")
         if parent is not None and not isinstance(parent, Registry):
+            hint = " (pass a build function as build_func=...)" if callable(parent) else ""
             raise TypeError(
-                f"parent of registry '{name}' must be a Registry, got {type(parent).__name__}"
+                f"parent of registry '{name}' must be a Registry, got "
+                f"{type(parent).__name__}{hint}"
             )
         if scope is not None and not isinstance(scope, str):
             raise TypeError(f"scope of registry '{name}' must be a str, got {type(scope)}")

@@ -45,7 +45,24 @@ EXPECTED_FILES = sorted(EXPECTED_DIR.glob('*.json'))
 
 def _expected(path):
     with open(path, encoding='utf-8') as f:
-        return json.load(f)
+        record = json.load(f)
+    record['cfg'] = _intended_deviations(record['cfg'])
+    return record
+
+
+def _intended_deviations(value):
+    """Apply the places where cadence deliberately differs from mmengine.
+
+    mmengine keeps a ``_delete_`` key when the base has no such key (its merge
+    only pops it while merging into an existing dict), so the marker leaks
+    into constructor arguments. cadence never leaves ``_delete_`` in a
+    result; everything else in the expected files is mmengine's output as is.
+    """
+    if isinstance(value, dict):
+        return {k: _intended_deviations(v) for k, v in value.items() if k != '_delete_'}
+    if isinstance(value, list):
+        return [_intended_deviations(v) for v in value]
+    return value
 
 
 def _copy_corpus(dest):
@@ -111,8 +128,6 @@ def test_openmmlab_key_order(expected_file, tmp_path, monkeypatch):
     """Dict key order matches too (it shows in pretty_text and dumps)."""
     record = _expected(expected_file)
     actual, _, _ = _load_with_cadence(record, tmp_path, monkeypatch)
-    if mj.compare(record['cfg'], actual):
-        pytest.skip('contents differ; see test_openmmlab_parity')
     diffs = mj.order_differences(record['cfg'], actual)
     if diffs:
         pytest.fail(_report(record['name'], record, diffs), pytrace=False)
