@@ -274,7 +274,7 @@ class Config:
         when there is none). Writing is atomic: a temporary file is renamed.
         """
         if file is None:
-            suffix = os.path.splitext(self.filename or ".py")[1]
+            suffix = os.path.splitext(self.filename)[1] if self.filename else ".py"
             return self._format(suffix)
         target = str(file)
         text = self._format(os.path.splitext(target)[1])

@@ -77,8 +77,10 @@ class ConfigDict(Dict):
             value: Any = dict.__getitem__(self, name)
         except KeyError:
             hint = did_you_mean(name, self.keys())
+            path = self.__dict__.get(KEY_PATH_ATTR)
+            where = f" (config key '{path}' has no key '{name}')" if path else ""
             raise AttributeError(
-                f"'{type(self).__name__}' object has no attribute '{name}'{hint}"
+                f"'{type(self).__name__}' object has no attribute '{name}'{where}.{hint}"
             ) from None
         return resolve_lazy(value)
 
@@ -160,14 +162,11 @@ class ConfigDict(Dict):
         return new
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (dict(dict.items(self)),))
+        # The instance __dict__ holds the node's key path and origin.
+        return (type(self), (dict(dict.items(self)),), dict(self.__dict__))
 
-    def __getstate__(self) -> dict[Any, Any]:
-        return dict(dict.items(self))
-
-    def __setstate__(self, state: dict[Any, Any]) -> None:
-        for key, value in state.items():
-            dict.__setitem__(self, key, value)
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     # --------------------------------------------------------- conversion
     def to_dict(self) -> dict[Any, Any]:

@@ -75,12 +75,16 @@ def _format(value: Any, imports: _Imports, path: str) -> str:
     if value is None or isinstance(value, (bool, int, str, bytes)):
         return repr(value)
     if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else f"float('{value}')"
+        if math.isfinite(value):
+            return repr(value)
+        if "float" not in imports.taken:
+            return f"float('{value}')"
+        return "(1e999 - 1e999)" if math.isnan(value) else ("-1e999" if value < 0 else "1e999")
     if isinstance(value, LazyObject):
         return imports.name_for(value.dotted_path)
     if isinstance(value, Mapping):
         items = raw_items(value)
-        if all(_is_identifier(k) for k, _ in items):
+        if "dict" not in imports.taken and all(_is_identifier(k) for k, _ in items):
             body = ", ".join(f"{k}={_format(v, imports, f'{path}.{k}')}" for k, v in items)
             return f"dict({body})"
         body = ", ".join(

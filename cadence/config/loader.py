@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..utils.suggest import did_you_mean
-from .config_dict import ConfigDict
+from .config_dict import KEY_PATH_ATTR, ConfigDict
 from .errors import (
     ConfigError,
     ConfigFileNotFoundError,
@@ -23,9 +23,8 @@ from .errors import (
 )
 from .merge import get_by_path, merge_a_into_b, strip_delete_keys
 from .provenance import Origin, Provenance, python_origins, yaml_origins
-from .pure import load_pure_python, uses_read_base
+from .pure import load_pure_python, read_base_line, uses_read_base
 from .substitute import (
-    resolve_base_refs,
     substitute_base_refs,
     substitute_env,
     substitute_predefined,
@@ -118,12 +117,14 @@ class ConfigLoader:
                 wants_pure = uses_read_base(text)
             if wants_pure:
                 return self._load_pure(path, text, raw, env)
-            if uses_read_base(text):
+            line = read_base_line(text)
+            if line is not None:
                 raise ConfigError(
-                    "this file uses read_base() but was loaded with lazy_import=False "
-                    "or inherited through _base_; pure-Python configs must inherit "
-                    "with read_base() all the way down",
+                    "read_base() cannot be used here: the file also sets _base_, was loaded "
+                    "with lazy_import=False, or is a _base_ of a classic config. Inherit "
+                    "either with _base_ = [...] or with read_base() along the whole chain",
                     filename=path,
+                    line=line,
                 )
         text, refs = substitute_base_refs(text, python=suffix == ".py")
         if suffix == ".py":
@@ -137,12 +138,14 @@ class ConfigLoader:
         base = self._load_bases(path, base_names, base_line)
         env = {**base.env_variables, **env}
         ref_values: dict[str, Any] = {}
-        for token, (ref, line) in refs.tokens.items():
+        for token, ref in refs.tokens.items():
             try:
-                ref_values[token] = get_by_path(base.cfg, tuple(ref.split(".")), what="_base_")
+                ref_values[token] = get_by_path(base.cfg, tuple(ref.path.split(".")), what="_base_")
             except ConfigKeyError as exc:
                 raise ConfigKeyError(
-                    f"bad reference {{{{_base_.{ref}}}}}: {exc.message}", filename=path, line=line
+                    f"bad reference {{{{_base_.{ref.path}}}}}: {exc.message}",
+                    filename=path,
+                    line=ref.line,
                 ) from None
 
         if suffix == ".py":
@@ -150,7 +153,7 @@ class ConfigLoader:
         else:
             child, origins = data, yaml_origins(raw, path) or {(k,): Origin(path) for k in data}
         if refs:
-            child = resolve_base_refs(child, ref_values)
+            child = refs.resolve(child, ref_values, path)
         _warn_deprecated(child, path)
 
         provenance = base.provenance
@@ -375,6 +378,7 @@ def is_config_value(key: str, value: Any, skip: AbstractSet[str]) -> bool:
 
 
 def _exec_python(compiled: CompiledFile, path: str, base_cfg: ConfigDict) -> dict[str, Any]:
+    base_cfg.__dict__[KEY_PATH_ATTR] = BASE_KEY  # errors on _base_.x name it
     namespace: dict[str, Any] = {BASE_KEY: base_cfg, "__file__": path, "__name__": "__config__"}
     run_config_code(compiled.code, path, namespace)
     skip = compiled.bound_by_code | {BASE_KEY}

@@ -16,7 +16,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ..utils.suggest import did_you_mean
 from .config_dict import ConfigDict
@@ -49,6 +49,12 @@ def _is_read_base_call(node: ast.AST) -> bool:
     return name == "read_base"
 
 
+def _is_read_base_block(stmt: ast.stmt) -> TypeGuard[ast.With]:
+    if not isinstance(stmt, ast.With):
+        return False
+    return any(_is_read_base_call(item.context_expr) for item in stmt.items)
+
+
 def uses_read_base(text: str) -> bool:
     """Whether a Python config is in the pure style (mmengine's detection rules).
 
@@ -68,9 +74,7 @@ def uses_read_base(text: str) -> bool:
         ):
             return False
     for stmt in tree.body:
-        if isinstance(stmt, ast.With) and any(
-            _is_read_base_call(i.context_expr) for i in stmt.items
-        ):
+        if _is_read_base_block(stmt):
             return True
         if isinstance(stmt, ast.ImportFrom):
             if stmt.level:
@@ -80,6 +84,20 @@ def uses_read_base(text: str) -> bool:
         if isinstance(stmt, ast.Import) and any(not _is_stdlib(a.name) for a in stmt.names):
             return True
     return False
+
+
+def read_base_line(text: str) -> int | None:
+    """Line of a top-level ``with read_base():`` block, or ``None``."""
+    if "read_base" not in text:
+        return None
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    for stmt in tree.body:
+        if _is_read_base_block(stmt):
+            return stmt.lineno
+    return None
 
 
 def _base_file(stmt: ast.ImportFrom, path: str) -> str:
@@ -190,9 +208,7 @@ def load_pure_python(
     texts: list[str] = []
     body: list[ast.stmt] = []
     for stmt in tree.body:
-        if isinstance(stmt, ast.With) and any(
-            _is_read_base_call(i.context_expr) for i in stmt.items
-        ):
+        if _is_read_base_block(stmt):
             for inner in stmt.body:
                 if not isinstance(inner, ast.ImportFrom):
                     raise ConfigError(

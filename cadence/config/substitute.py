@@ -18,7 +18,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ConfigKeyError
+from .errors import ConfigError, ConfigKeyError
 
 _PREDEFINED = re.compile(
     r"\{\{\s*(fileDirname|fileBasename|fileBasenameNoExtension|fileExtname)\s*\}\}"
@@ -69,14 +69,56 @@ def substitute_env(text: str, filename: str, used: dict[str, str]) -> str:
     return _ENV.sub(replace, text)
 
 
+@dataclass(frozen=True)
+class BaseRef:
+    """One ``{{_base_.path}}`` occurrence: where it is and how it was replaced."""
+
+    path: str
+    line: int
+    spliced: bool  # inside a Python string literal: its str() is spliced in
+    python: bool
+
+
 @dataclass
 class BaseRefs:
     """Placeholders standing in for ``{{_base_.x}}`` until the bases are merged."""
 
-    tokens: dict[str, tuple[str, int]] = field(default_factory=dict)  # token -> (path, line)
+    tokens: dict[str, BaseRef] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.tokens)
+
+    def resolve(self, value: Any, values: dict[str, Any], filename: str) -> Any:
+        """Put the base values (``values[token]``) back where the tokens are."""
+        if isinstance(value, str):
+            if value in values:
+                return copy.deepcopy(values[value])
+            if "__cadence_base_" in value:
+                for token, sub in values.items():
+                    ref = self.tokens[token]
+                    if ref.spliced:
+                        value = value.replace(token, str(sub))
+                    elif token in value and ref.python:
+                        raise ConfigError(
+                            f"{{{{_base_.{ref.path}}}}} is used inside an expression; it can only "
+                            f"stand for a whole value. Use _base_.{ref.path} (a Python variable "
+                            "after _base_ = [...]) to compute with it",
+                            filename=filename,
+                            line=ref.line,
+                        )
+                    else:
+                        value = value.replace(f'"{token}"', str(sub)).replace(token, str(sub))
+            return value
+        if isinstance(value, dict):
+            for key in list(value.keys()):
+                item = dict.__getitem__(value, key)
+                dict.__setitem__(value, key, self.resolve(item, values, filename))
+            return value
+        if isinstance(value, list):
+            return [self.resolve(v, values, filename) for v in value]
+        if isinstance(value, tuple) and not hasattr(value, "_fields"):
+            return tuple(self.resolve(v, values, filename) for v in value)
+        return value
 
 
 def _inside_string(text: str, offset: int) -> bool:
@@ -109,30 +151,11 @@ def substitute_base_refs(text: str, python: bool) -> tuple[str, BaseRefs]:
     last = 0
     for n, match in enumerate(_BASE_REF.finditer(text)):
         token = f"__cadence_base_{n}_{salt}__"
-        refs.tokens[token] = (match.group(1), line_of(text, match.start()))
         in_string = python and _inside_string(text, match.start())
+        line = line_of(text, match.start())
+        refs.tokens[token] = BaseRef(match.group(1), line, in_string, python)
         pieces.append(text[last : match.start()])
         pieces.append(token if in_string else f'"{token}"')
         last = match.end()
     pieces.append(text[last:])
     return "".join(pieces), refs
-
-
-def resolve_base_refs(value: Any, values: dict[str, Any]) -> Any:
-    """Put the base values back where the placeholder tokens are."""
-    if isinstance(value, str):
-        if value in values:
-            return copy.deepcopy(values[value])
-        if "__cadence_base_" in value:
-            for token, sub in values.items():
-                value = value.replace(f'"{token}"', str(sub)).replace(token, str(sub))
-        return value
-    if isinstance(value, dict):
-        for key in list(value.keys()):
-            dict.__setitem__(value, key, resolve_base_refs(dict.__getitem__(value, key), values))
-        return value
-    if isinstance(value, list):
-        return [resolve_base_refs(v, values) for v in value]
-    if isinstance(value, tuple) and not hasattr(value, "_fields"):
-        return tuple(resolve_base_refs(v, values) for v in value)
-    return value

@@ -56,7 +56,9 @@ def default_collate(data_batch: Sequence[Any]) -> Any:
         return torch.stack(list(data_batch))
     if isinstance(first, np.ndarray):
         return torch.stack([torch.as_tensor(a) for a in data_batch])
-    if isinstance(first, (bool, int, float, np.number)) and not isinstance(first, np.ndarray):
+    if isinstance(first, float):
+        return torch.tensor(list(data_batch), dtype=torch.float64)  # as torch's default_collate
+    if isinstance(first, (bool, int, np.number)):
         return torch.tensor(list(data_batch))
     if isinstance(first, (str, bytes)):
         return list(data_batch)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..utils.imports import import_object
+from ..utils.imports import describe_object, import_object
 from ..utils.suggest import did_you_mean
 from .default_scope import default_scope, get_default_scope
 from .errors import RegistryError
@@ -64,8 +64,7 @@ class Registry:
         if parent is not None and not isinstance(parent, Registry):
             hint = " (pass a build function as build_func=...)" if callable(parent) else ""
             raise TypeError(
-                f"parent of registry '{name}' must be a Registry, got "
-                f"{type(parent).__name__}{hint}"
+                f"parent of registry '{name}' must be a Registry, got {type(parent).__name__}{hint}"
             )
         if scope is not None and not isinstance(scope, str):
             raise TypeError(f"scope of registry '{name}' must be a str, got {type(scope)}")
@@ -136,7 +135,7 @@ class Registry:
         table.add_column("Name", style="cyan", no_wrap=True)
         table.add_column("Object", style="green")
         for key, obj in sorted(self.module_dict.items()):
-            table.add_row(key, f"{getattr(obj, '__module__', '?')}.{obj.__qualname__}")
+            table.add_row(key, describe_object(obj))
         console = Console(width=120, color_system=None)
         with console.capture() as capture:
             console.print(table, end="")
@@ -198,7 +197,7 @@ class Registry:
         for key in names:
             existing = self._module_dict.get(key)
             if existing is not None and not force and existing is not module:
-                where = f"{getattr(existing, '__module__', '?')}.{existing.__qualname__}"
+                where = describe_object(existing)
                 raise RegistryError(
                     f"'{key}' is already registered in registry '{self.name}' "
                     f"(scope '{self.scope}') by {where}; pass force=True to replace it"
@@ -214,7 +213,7 @@ class Registry:
         for location in self._locations:
             try:
                 importlib.import_module(location)
-            except ImportError as exc:
+            except Exception as exc:  # a broken location must not hide the others
                 self._import_failures[location] = f"{type(exc).__name__}: {exc}"
                 warnings.warn(
                     f"registry '{self.name}' (scope '{self.scope}') could not import "
@@ -378,23 +377,29 @@ class Registry:
                     )
             yield registry
 
-    def build(self, cfg: Any, *args: Any, **kwargs: Any) -> Any:
-        """Build an object from ``cfg`` (a dict with ``type``) with the build function."""
-        return self.build_func(cfg, *args, **kwargs, registry=self)
+    def build(self, cfg: Any, default_args: Any = None, **kwargs: Any) -> Any:
+        """Build an object from ``cfg`` (a dict with ``type``) with the build function.
+
+        ``default_args`` fill keys that ``cfg`` lacks; other keyword arguments
+        (e.g. ``key_path='model.backbone'``) go to the build function.
+        """
+        if default_args is not None:
+            kwargs["default_args"] = default_args
+        return self.build_func(cfg, registry=self, **kwargs)
 
     # ---------------------------------------------------------------- testing
-    def _snapshot(self) -> tuple[dict[str, Any], dict[str, Registry], bool, dict[str, str]]:
+    def _snapshot(self) -> tuple[Any, ...]:
         return (
             dict(self._module_dict),
             dict(self._children),
             self._imported,
             dict(self._import_failures),
+            set(self._warned_scopes),
         )
 
-    def _restore(
-        self, snap: tuple[dict[str, Any], dict[str, Registry], bool, dict[str, str]]
-    ) -> None:
-        module_dict, children, imported, failures = snap
+    def _restore(self, snap: tuple[Any, ...]) -> None:
+        module_dict, children, imported, failures, warned = snap
+        self._warned_scopes = warned
         self._module_dict.clear()
         self._module_dict.update(module_dict)
         self._children.clear()

@@ -28,3 +28,12 @@ def import_object(path: str) -> Any:
             return None
         return obj
     return None
+
+
+def describe_object(obj: Any) -> str:
+    """``'package.module.QualName'`` for a class or function, else its repr."""
+    module = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if isinstance(module, str) and isinstance(qualname, str):
+        return f"{module}.{qualname}"
+    return repr(obj)

@@ -11,6 +11,8 @@ def closest_names(name: str, candidates: Iterable[str], n: int = 3) -> list[str]
 
     Case-insensitive exact matches come first, then close spellings.
     """
+    if n <= 0:
+        return []
     pool = sorted({c for c in candidates if isinstance(c, str)})
     lowered = name.lower()
     exact = [c for c in pool if c.lower() == lowered and c != name]
