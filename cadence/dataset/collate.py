@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -10,11 +10,52 @@ import torch
 
 from ..registry import FUNCTIONS
 
+_NOT_A_LEAF = object()
+Leaf = Callable[[Sequence[Any]], Any]
 
-def _check_equal_lengths(batch: Sequence[Sequence[Any]]) -> None:
-    lengths = {len(item) for item in batch}
-    if len(lengths) > 1:
-        raise ValueError(f"every sample must have the same number of fields, got lengths {lengths}")
+
+def _collate(data_batch: Sequence[Any], leaf: Leaf) -> Any:
+    """Transpose containers recursively; ``leaf`` may turn a batch of leaves into one value."""
+    stacked = leaf(data_batch)
+    if stacked is not _NOT_A_LEAF:
+        return stacked
+    first: Any = data_batch[0]
+    cls: Any = type(first)
+    if isinstance(first, (str, bytes)):
+        return list(data_batch)
+    if isinstance(first, tuple) and hasattr(first, "_fields"):  # namedtuple
+        return cls(*(_collate(list(s), leaf) for s in zip(*data_batch)))
+    if isinstance(first, Mapping):
+        return cls({key: _collate([d[key] for d in data_batch], leaf) for key in first})
+    if isinstance(first, Sequence):
+        lengths = {len(item) for item in data_batch}
+        if len(lengths) > 1:
+            raise ValueError(f"every sample must have the same number of fields, got {lengths}")
+        transposed = [_collate(list(s), leaf) for s in zip(*data_batch)]
+        if isinstance(first, tuple):
+            return transposed
+        try:
+            return cls(transposed)
+        except TypeError:
+            return transposed
+    return list(data_batch)
+
+
+def _keep(data_batch: Sequence[Any]) -> Any:
+    return _NOT_A_LEAF
+
+
+def _stack(data_batch: Sequence[Any]) -> Any:
+    first = data_batch[0]
+    if isinstance(first, torch.Tensor):
+        return torch.stack(list(data_batch))
+    if isinstance(first, np.ndarray):
+        return torch.stack([torch.as_tensor(a) for a in data_batch])
+    if isinstance(first, float):
+        return torch.tensor(list(data_batch), dtype=torch.float64)  # as torch's default_collate
+    if isinstance(first, (bool, int, np.number)):
+        return torch.tensor(list(data_batch))
+    return _NOT_A_LEAF
 
 
 @FUNCTIONS.register_module()
@@ -24,24 +65,7 @@ def pseudo_collate(data_batch: Sequence[Any]) -> Any:
     ``[dict(x=a1, y=b1), dict(x=a2, y=b2)]`` → ``dict(x=[a1, a2], y=[b1, b2])``;
     tuples and lists are transposed the same way; leaves stay as lists.
     """
-    first: Any = data_batch[0]
-    cls: Any = type(first)
-    if isinstance(first, (str, bytes)):
-        return list(data_batch)
-    if isinstance(first, tuple) and hasattr(first, "_fields"):
-        return cls(*(pseudo_collate(list(s)) for s in zip(*data_batch)))
-    if isinstance(first, Mapping):
-        return cls({key: pseudo_collate([d[key] for d in data_batch]) for key in first})
-    if isinstance(first, Sequence):
-        _check_equal_lengths(data_batch)
-        transposed = [pseudo_collate(list(s)) for s in zip(*data_batch)]
-        if isinstance(first, tuple):
-            return transposed
-        try:
-            return cls(transposed)
-        except TypeError:
-            return transposed
-    return list(data_batch)
+    return _collate(data_batch, _keep)
 
 
 @FUNCTIONS.register_module()
@@ -50,29 +74,4 @@ def default_collate(data_batch: Sequence[Any]) -> Any:
 
     Strings, bytes and other objects (e.g. data samples) are kept as lists.
     """
-    first: Any = data_batch[0]
-    cls: Any = type(first)
-    if isinstance(first, torch.Tensor):
-        return torch.stack(list(data_batch))
-    if isinstance(first, np.ndarray):
-        return torch.stack([torch.as_tensor(a) for a in data_batch])
-    if isinstance(first, float):
-        return torch.tensor(list(data_batch), dtype=torch.float64)  # as torch's default_collate
-    if isinstance(first, (bool, int, np.number)):
-        return torch.tensor(list(data_batch))
-    if isinstance(first, (str, bytes)):
-        return list(data_batch)
-    if isinstance(first, tuple) and hasattr(first, "_fields"):
-        return cls(*(default_collate(list(s)) for s in zip(*data_batch)))
-    if isinstance(first, Mapping):
-        return cls({key: default_collate([d[key] for d in data_batch]) for key in first})
-    if isinstance(first, Sequence):
-        _check_equal_lengths(data_batch)
-        transposed = [default_collate(list(s)) for s in zip(*data_batch)]
-        if isinstance(first, tuple):
-            return transposed
-        try:
-            return cls(transposed)
-        except TypeError:
-            return transposed
-    return list(data_batch)
+    return _collate(data_batch, _stack)
