@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
-from .config import Config, ConfigError, DictAction
+from .config import Config, ConfigError, DictAction, Origin
+from .config.merge import get_by_path
+from .config.provenance import split_key
 
 
 def _print_config(args: argparse.Namespace) -> int:
@@ -14,19 +17,24 @@ def _print_config(args: argparse.Namespace) -> int:
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
     if args.provenance:
+        values = cfg.to_dict()
         for key, origin in cfg.provenance().items():
-            value = _leaf(cfg, key)
-            print(f"{key} = {value!r}  # {origin if origin is not None else 'set in code'}")
+            value = get_by_path(values, split_key(key))
+            print(f"{key} = {value!r}  # {_describe(origin)}")
         return 0
     print(cfg._format("." + args.format), end="")
     return 0
 
 
-def _leaf(cfg: Config, key: str) -> object:
-    node: object = cfg._cfg_dict
-    for part in key.split("."):
-        node = node[int(part)] if isinstance(node, (list, tuple)) else dict.__getitem__(node, part)  # type: ignore[index]
-    return node
+def _describe(origin: Origin | None) -> str:
+    """``file:line`` with the file relative to the working directory when inside it."""
+    if origin is None:
+        return "not recorded"
+    name = origin.filename
+    if os.path.isabs(name):
+        rel = os.path.relpath(name)
+        name = name if rel.startswith("..") else rel
+    return str(Origin(name, origin.line, origin.note))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
+    except BrokenPipeError:  # output piped into `head` and the like
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except ConfigError as exc:
         if args.debug:
             raise

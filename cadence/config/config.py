@@ -248,9 +248,11 @@ class Config:
     def provenance(self, key: str | None = None) -> Any:
         """Where the value at ``key`` (``'optim_wrapper.optimizer.lr'``) was set.
 
-        Returns an :class:`Origin` (file, line, note), or ``None`` for a value
-        set in code after loading. Without ``key``, a dict of every leaf key to
-        its origin.
+        Returns an :class:`Origin` (file, line, note), or ``None`` when nothing
+        recorded it (a key added in code). Overrides through
+        :meth:`merge_from_dict` are recorded as ``'--cfg-options'``; other
+        changes made in code after loading are not tracked. Without ``key``, a
+        dict of every leaf key to its origin.
         """
         if key is None:
             return {

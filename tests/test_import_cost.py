@@ -1,0 +1,34 @@
+"""Importing cadence's config and registry stays cheap: no heavy or optional packages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("torch", "yapf", "rich", "yaml", "numpy", "deepspeed", "tensorboard", "wandb", "mlflow")
+
+
+def _modules_after(code: str) -> set[str]:
+    probe = f"{code}\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_import_cadence_imports_nothing_heavy():
+    loaded = _modules_after("import cadence")
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_config_and_registry_import_without_torch_or_formatters():
+    loaded = _modules_after(
+        "from cadence.config import Config, DictAction\nfrom cadence.registry import MODELS"
+    )
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_loading_a_config_does_not_import_the_dump_formatter(tmp_path):
+    cfg = tmp_path / "c.py"
+    cfg.write_text("model = dict(type='Net', depth=3)\n")
+    loaded = _modules_after(f"from cadence.config import Config\nConfig.fromfile({str(cfg)!r})")
+    assert "yapf" not in loaded and "torch" not in loaded
