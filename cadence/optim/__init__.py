@@ -1,5 +1,8 @@
-"""Optimization: torch optimizers by name; wrappers and schedulers arrive with the runner."""
+"""Optimization: optimizer wrappers, constructors and parameter schedulers."""
 
-from .torch_registry import register_torch_lr_schedulers, register_torch_optimizers
+from .optimizer import *  # noqa: F403
+from .optimizer import __all__ as _optimizer_all
+from .scheduler import *  # noqa: F403
+from .scheduler import __all__ as _scheduler_all
 
-__all__ = ["register_torch_lr_schedulers", "register_torch_optimizers"]
+__all__ = [*_optimizer_all, *_scheduler_all]

@@ -6,7 +6,7 @@ import inspect
 
 import torch
 
-from ..registry import OPTIMIZERS, PARAM_SCHEDULERS
+from ...registry import OPTIMIZERS, PARAM_SCHEDULERS
 
 # cadence's own schedulers (begin/end/by_epoch semantics) take these names, so
 # torch's classes of the same names stay reachable only by full path
