@@ -1,0 +1,124 @@
+"""The hook base class: code that runs at fixed points of a run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+DATA_BATCH = Any
+
+
+class Hook:
+    """Base class of hooks. Override the stages you need; the rest cost nothing.
+
+    The runner only calls a hook at the stages its class overrides. Stages:
+    ``before_run``/``after_run``, ``before_train``/``after_train``, the same for
+    ``val`` and ``test``, ``before_<mode>_epoch``/``after_<mode>_epoch``,
+    ``before_<mode>_iter``/``after_<mode>_iter``, ``before_save_checkpoint``
+    and ``after_load_checkpoint``. Hooks with memory implement
+    ``state_dict``/``load_state_dict``.
+    """
+
+    priority: int | str = "NORMAL"
+    stages = (
+        "before_run", "after_run",
+        "before_train", "after_train", "before_train_epoch", "after_train_epoch",
+        "before_train_iter", "after_train_iter",
+        "before_val", "after_val", "before_val_epoch", "after_val_epoch",
+        "before_val_iter", "after_val_iter",
+        "before_test", "after_test", "before_test_epoch", "after_test_epoch",
+        "before_test_iter", "after_test_iter",
+        "before_save_checkpoint", "after_load_checkpoint",
+    )  # fmt: skip
+
+    # --------------------------------------------------------------- run
+    def before_run(self, runner: Any) -> None: ...
+    def after_run(self, runner: Any) -> None: ...
+
+    # ------------------------------------------------------------- train
+    def before_train(self, runner: Any) -> None: ...
+    def after_train(self, runner: Any) -> None: ...
+    def before_train_epoch(self, runner: Any) -> None: ...
+    def after_train_epoch(self, runner: Any) -> None: ...
+
+    def before_train_iter(
+        self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None
+    ) -> None: ...
+
+    def after_train_iter(
+        self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None, outputs: Any = None
+    ) -> None: ...
+
+    # --------------------------------------------------------------- val
+    def before_val(self, runner: Any) -> None: ...
+    def after_val(self, runner: Any) -> None: ...
+    def before_val_epoch(self, runner: Any) -> None: ...
+
+    def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None: ...
+
+    def before_val_iter(
+        self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None
+    ) -> None: ...
+
+    def after_val_iter(
+        self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None, outputs: Any = None
+    ) -> None: ...
+
+    # -------------------------------------------------------------- test
+    def before_test(self, runner: Any) -> None: ...
+    def after_test(self, runner: Any) -> None: ...
+    def before_test_epoch(self, runner: Any) -> None: ...
+
+    def after_test_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None: ...
+
+    def before_test_iter(
+        self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None
+    ) -> None: ...
+
+    def after_test_iter(
+        self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None, outputs: Any = None
+    ) -> None: ...
+
+    # -------------------------------------------------------- checkpoints
+    def before_save_checkpoint(self, runner: Any, checkpoint: dict[str, Any]) -> None: ...
+    def after_load_checkpoint(self, runner: Any, checkpoint: dict[str, Any]) -> None: ...
+
+    # ------------------------------------------------------------ helpers
+    def implemented_stages(self) -> list[str]:
+        """The stages this hook's class overrides."""
+        cls = type(self)
+        return [s for s in self.stages if getattr(cls, s) is not getattr(Hook, s)]
+
+    def every_n_epochs(self, runner: Any, n: int, start: int = 0) -> bool:
+        """True after every ``n``-th epoch (counting from ``start``)."""
+        done = runner.epoch + 1 - start
+        return n > 0 and done > 0 and done % n == 0
+
+    def every_n_inner_iters(self, batch_idx: int, n: int) -> bool:
+        """True at every ``n``-th iteration inside an epoch."""
+        return n > 0 and (batch_idx + 1) % n == 0
+
+    def every_n_train_iters(self, runner: Any, n: int, start: int = 0) -> bool:
+        """True after every ``n``-th training iteration (counting from ``start``)."""
+        done = runner.iter + 1 - start
+        return n > 0 and done > 0 and done % n == 0
+
+    def end_of_epoch(self, dataloader: Any, batch_idx: int) -> bool:
+        """True at the last batch of an epoch."""
+        return batch_idx + 1 == len(dataloader)
+
+    def is_last_train_epoch(self, runner: Any) -> bool:
+        return runner.epoch + 1 == runner.max_epochs
+
+    def is_last_train_iter(self, runner: Any) -> bool:
+        return runner.iter + 1 == runner.max_iters
+
+    def state_dict(self) -> dict[str, Any]:
+        """State to keep in checkpoints (hooks with memory override this)."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned."""
+
+    def has_state(self) -> bool:
+        """Whether this hook keeps state in checkpoints."""
+        return type(self).state_dict is not Hook.state_dict

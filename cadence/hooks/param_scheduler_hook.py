@@ -1,0 +1,44 @@
+"""Step the parameter schedulers at the right moments."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..registry import HOOKS
+from .hook import Hook
+
+
+def _all(schedulers: Any) -> Iterable[Any]:
+    if schedulers is None:
+        return []
+    if isinstance(schedulers, dict):
+        return [s for group in schedulers.values() for s in group]
+    return list(schedulers)
+
+
+@HOOKS.register_module()
+class ParamSchedulerHook(Hook):
+    """Step iteration-based schedulers after each iteration, epoch-based after each
+    epoch, and schedulers that need metrics (ReduceOnPlateau) after validation."""
+
+    priority = "LOW"
+
+    def after_train_iter(
+        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+    ) -> None:
+        for scheduler in _all(runner.param_schedulers):
+            if not scheduler.by_epoch and not getattr(scheduler, "need_val_args", False):
+                scheduler.step()
+
+    def after_train_epoch(self, runner: Any) -> None:
+        for scheduler in _all(runner.param_schedulers):
+            if scheduler.by_epoch and not getattr(scheduler, "need_val_args", False):
+                scheduler.step()
+
+    def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+        if not metrics:
+            return
+        for scheduler in _all(runner.param_schedulers):
+            if getattr(scheduler, "need_val_args", False):
+                scheduler.step(metrics)

@@ -1,0 +1,23 @@
+"""Tell the training sampler which epoch starts, so shuffling differs per epoch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..registry import HOOKS
+from .hook import Hook
+
+
+@HOOKS.register_module()
+class DistSamplerSeedHook(Hook):
+    """Call ``set_epoch(epoch)`` on the train dataloader's sampler (and batch sampler's)."""
+
+    priority = "NORMAL"
+
+    def before_train_epoch(self, runner: Any) -> None:
+        loader = runner.train_loop.dataloader
+        for sampler in (getattr(loader, "sampler", None), getattr(loader, "batch_sampler", None)):
+            for candidate in (sampler, getattr(sampler, "sampler", None)):
+                set_epoch = getattr(candidate, "set_epoch", None)
+                if callable(set_epoch):
+                    set_epoch(runner.epoch)

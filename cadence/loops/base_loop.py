@@ -1,0 +1,45 @@
+"""The loop base class: a loop owns its dataloader and its position."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from torch.utils.data import DataLoader
+
+
+class BaseLoop:
+    """A loop runs the model over a dataloader and calls the runner's hooks.
+
+    ``dataloader`` may be a config dict; it is built here with the runner's
+    seed, so building a loop is what first touches the data.
+    """
+
+    def __init__(self, runner: Any, dataloader: DataLoader | Mapping[str, Any]) -> None:
+        self._runner = runner
+        if isinstance(dataloader, Mapping):
+            from ..dataset import build_dataloader
+
+            randomness = dict(getattr(runner, "randomness_cfg", None) or {})
+            self.dataloader = build_dataloader(
+                dataloader,
+                seed=runner.seed,
+                diff_rank_seed=bool(randomness.get("diff_rank_seed", False)),
+            )
+        else:
+            self.dataloader = dataloader
+
+    @property
+    def runner(self) -> Any:
+        return self._runner
+
+    def run(self) -> Any:
+        """Run the loop."""
+        raise NotImplementedError
+
+    def state_dict(self) -> dict[str, Any]:
+        """The loop's position, enough to continue exactly where it stopped."""
+        return {}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continue from a position returned by :meth:`state_dict`."""

@@ -1,0 +1,476 @@
+"""The Runner: builds a run's parts lazily from a config and drives the loops.
+
+The runner orchestrates. Device placement, wrapping, precision and checkpoint
+I/O belong to its strategy; loops, dataloaders, evaluators, optimizers and
+schedulers are built by the packages that define them.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from torch import nn
+
+from ..config import Config
+from ..registry import LOG_PROCESSORS, LOOPS, RUNNERS, STRATEGIES, VISUALIZERS, set_default_scope
+from .checkpointing import CheckpointMixin
+from .env_info import collect_env, format_env
+from .hook_manager import HookManager, as_list, merge_default_hooks
+
+#: Top-level config keys the runner reads (mmengine's Runner/FlexibleRunner keys).
+RUNNER_KEYS = (
+    "model", "work_dir", "train_dataloader", "val_dataloader", "test_dataloader",
+    "train_cfg", "val_cfg", "test_cfg", "auto_scale_lr", "optim_wrapper", "param_scheduler",
+    "val_evaluator", "test_evaluator", "default_hooks", "custom_hooks", "data_preprocessor",
+    "load_from", "resume", "launcher", "env_cfg", "log_processor", "log_level", "visualizer",
+    "default_scope", "randomness", "experiment_name", "strategy", "compile",
+)  # fmt: skip
+
+DEFAULT_HOOKS = {
+    "runtime_info": dict(type="RuntimeInfoHook"),
+    "timer": dict(type="IterTimerHook"),
+    "sampler_seed": dict(type="DistSamplerSeedHook"),
+    "logger": dict(type="LoggerHook"),
+    "param_scheduler": dict(type="ParamSchedulerHook"),
+    "checkpoint": dict(type="CheckpointHook", interval=1),
+}
+
+_TRIPLES = {
+    "train": ("train_dataloader", "train_cfg", "optim_wrapper"),
+    "val": ("val_dataloader", "val_cfg", "val_evaluator"),
+    "test": ("test_dataloader", "test_cfg", "test_evaluator"),
+}
+
+
+def _plain(value: Any) -> Any:
+    return copy.deepcopy(value)
+
+
+@RUNNERS.register_module()
+class Runner(CheckpointMixin):
+    """Train, validate and test a model described by a config.
+
+    Every argument is the top-level config key of the same name; see
+    :data:`RUNNER_KEYS`. Nothing heavy is built here: the model, data,
+    optimizer and hooks are built by :meth:`train`, :meth:`val` or :meth:`test`.
+    """
+
+    def __init__(
+        self,
+        model: nn.Module | Mapping[str, Any],
+        work_dir: str,
+        train_dataloader: Any = None,
+        val_dataloader: Any = None,
+        test_dataloader: Any = None,
+        train_cfg: Mapping[str, Any] | None = None,
+        val_cfg: Mapping[str, Any] | None = None,
+        test_cfg: Mapping[str, Any] | None = None,
+        auto_scale_lr: Mapping[str, Any] | None = None,
+        optim_wrapper: Any = None,
+        param_scheduler: Any = None,
+        val_evaluator: Any = None,
+        test_evaluator: Any = None,
+        default_hooks: Mapping[str, Any] | None = None,
+        custom_hooks: Sequence[Any] | None = None,
+        data_preprocessor: Mapping[str, Any] | None = None,
+        load_from: str | None = None,
+        resume: bool | str = False,
+        launcher: str = "none",
+        env_cfg: Mapping[str, Any] | None = None,
+        log_processor: Mapping[str, Any] | None = None,
+        log_level: str | int = "INFO",
+        visualizer: Any = None,
+        default_scope: str | None = "cadence",
+        randomness: Mapping[str, Any] | None = None,
+        experiment_name: str | None = None,
+        cfg: Config | Mapping[str, Any] | None = None,
+        strategy: Any = None,
+        compile: bool | Mapping[str, Any] = False,
+    ) -> None:
+        given = dict(
+            train_dataloader=train_dataloader, train_cfg=train_cfg, optim_wrapper=optim_wrapper,
+            val_dataloader=val_dataloader, val_cfg=val_cfg, val_evaluator=val_evaluator,
+            test_dataloader=test_dataloader, test_cfg=test_cfg, test_evaluator=test_evaluator,
+        )  # fmt: skip
+        for mode, keys in _TRIPLES.items():
+            unset = [k for k in keys if given[k] is None]
+            if unset and len(unset) != len(keys):
+                raise ValueError(
+                    f"{', '.join(keys)} must be all set or all None to {mode}; "
+                    f"missing: {', '.join(unset)}"
+                )
+        if not isinstance(work_dir, str) or not work_dir:
+            raise ValueError("work_dir must be a non-empty path")
+        self._cfg = cfg if isinstance(cfg, Config) else Config(dict(cfg or {}))
+        self._work_dir = os.path.abspath(work_dir)
+        if data_preprocessor is not None and isinstance(model, Mapping):
+            model = {**model}
+            model.setdefault("data_preprocessor", data_preprocessor)
+        self._model_cfg: Any = model
+        self._model: nn.Module | None = None
+        self._given = given
+        self._param_scheduler_cfg = param_scheduler
+        self._auto_scale_lr = dict(auto_scale_lr or {})
+        self._default_hooks = default_hooks
+        self._custom_hooks = as_list(custom_hooks)
+        self._load_from = load_from
+        self._resume = resume
+        self._launcher = launcher or "none"
+        self._env_cfg = dict(env_cfg or {})
+        self._log_processor_cfg = dict(log_processor or {})
+        self._log_level = log_level
+        self._visualizer_cfg = visualizer
+        self._default_scope = default_scope
+        self.randomness_cfg = dict(randomness or {})
+        self._experiment_name = experiment_name
+        self._compile = compile
+        strategy_cfg = strategy if strategy is not None else {}
+        if isinstance(strategy_cfg, Mapping):
+            strategy_cfg = dict(strategy_cfg)
+            if "type" not in strategy_cfg:
+                default = "SingleDeviceStrategy" if self._launcher == "none" else "DDPStrategy"
+                strategy_cfg["type"] = default
+            self.strategy = STRATEGIES.build(strategy_cfg, key_path="strategy")
+        else:
+            self.strategy = strategy
+        self.optim_wrapper: Any = None
+        self.param_schedulers: Any = None
+        self._train_loop: Any = None
+        self._val_loop: Any = None
+        self._test_loop: Any = None
+        self._hooks = HookManager()
+        self._set_up = False
+        self._loaded = False
+        self._timestamp = ""
+        self._cfg_text = ""
+        self.logger: Any = None
+        self.message_hub: Any = None
+        self.visualizer: Any = None
+        self.log_processor: Any = None
+
+    # ------------------------------------------------------------ building
+    @classmethod
+    def from_cfg(cls, cfg: Config | Mapping[str, Any]) -> Runner:
+        """Build a runner from a config with the top-level keys of :data:`RUNNER_KEYS`.
+
+        Other keys stay available in ``runner.cfg``; a key that looks like a
+        misspelled runner key gets a warning.
+        """
+        cfg = cfg if isinstance(cfg, Config) else Config(dict(cfg))
+        for key in cfg.keys():
+            if key not in RUNNER_KEYS:
+                close = difflib.get_close_matches(key, RUNNER_KEYS, n=1, cutoff=0.85)
+                if close:
+                    warnings.warn(
+                        f"config key '{key}' is not read by the runner; did you mean '{close[0]}'?",
+                        stacklevel=2,
+                    )
+        if "model" not in cfg or "work_dir" not in cfg:
+            missing = [k for k in ("model", "work_dir") if k not in cfg]
+            raise KeyError(f"the config must set {', '.join(missing)} to build a Runner")
+        kwargs = {k: _plain(cfg.get(k)) for k in RUNNER_KEYS if k in cfg}
+        kwargs.setdefault("launcher", "none")
+        return cls(**kwargs, cfg=cfg)
+
+    def _setup(self) -> None:
+        """Environment, logger, message hub, visualizer and hooks (once per runner)."""
+        if self._set_up:
+            return
+        self._set_up = True
+        self.strategy.setup_env(self._launcher, self.randomness_cfg, self._env_cfg)
+        self._timestamp = self._sync_timestamp()
+        if self._experiment_name is None:
+            stem = os.path.splitext(os.path.basename(self._cfg.filename or ""))[0]
+            self._experiment_name = f"{stem}_{self._timestamp}" if stem else self._timestamp
+        if self._default_scope is not None:
+            set_default_scope(self._default_scope)
+        os.makedirs(self.log_dir, exist_ok=True)
+        from ..logging import MessageHub, get_logger
+
+        self.logger = get_logger(
+            self._experiment_name,
+            log_file=os.path.join(self.log_dir, f"{self._timestamp}.log"),
+            log_level=self._log_level,
+            distributed_rank=self.rank,
+        )
+        self.message_hub = MessageHub.get_instance(self._experiment_name)
+        self.visualizer = self._build_visualizer()
+        cfg = dict(self._log_processor_cfg)
+        cfg.setdefault("type", "LogProcessor")
+        self.log_processor = LOG_PROCESSORS.build(cfg, key_path="log_processor")
+        self._register_hooks()
+        self.logger.info("Environment:\n" + format_env(collect_env(os.getcwd())))
+        self.logger.info(f"Seed: {self.seed}    Experiment: {self._experiment_name}")
+        if len(self._cfg):
+            self._cfg_text = self._cfg.pretty_text
+            self.logger.info("Config:\n" + self._cfg_text)
+            if self.rank == 0:
+                self._cfg.dump(os.path.join(self._work_dir, f"{self._cfg_stem()}.py"))
+            self.visualizer.add_config(self._cfg)
+        self.logger.info("Hooks:\n" + self._hooks.describe())
+
+    def _cfg_stem(self) -> str:
+        name = self._cfg.filename
+        return os.path.splitext(os.path.basename(name))[0] if name else "config"
+
+    def _sync_timestamp(self) -> str:
+        stamp = time.strftime("%Y%m%d_%H%M%S", time.localtime())
+        if self.world_size > 1:
+            from ..dist import broadcast_object_list
+
+            box = [stamp]
+            broadcast_object_list(box, src=0)
+            stamp = box[0]
+        return stamp
+
+    def _build_visualizer(self) -> Any:
+        cfg = self._visualizer_cfg
+        if cfg is not None and not isinstance(cfg, Mapping):
+            return cfg
+        cfg = dict(cfg or {})
+        cfg.setdefault("type", "Visualizer")
+        cfg.setdefault("vis_backends", [dict(type="LocalVisBackend")])
+        cfg.setdefault("name", self._experiment_name)
+        cfg.setdefault("save_dir", self.log_dir)  # backends write to <save_dir>/vis_data
+        return VISUALIZERS.build(cfg, key_path="visualizer")
+
+    def _register_hooks(self) -> None:
+        for name, hook in merge_default_hooks(DEFAULT_HOOKS, self._default_hooks).items():
+            self._hooks.register(hook, name=name)
+        for hook in self._custom_hooks:
+            self._hooks.register(hook)
+
+    def register_hook(self, hook: Any, priority: int | str | None = None) -> None:
+        """Add a hook (object or config dict) to this run."""
+        self._hooks.register(hook, priority=priority)
+
+    def call_hook(self, fn_name: str, **kwargs: Any) -> None:
+        """Call stage ``fn_name`` on every hook that implements it."""
+        self._hooks.call(fn_name, self, **kwargs)
+
+    def describe_hooks(self) -> str:
+        """For each stage, the hooks that run there, in order."""
+        return self._hooks.describe()
+
+    def build_loop(self, mode: str) -> Any:
+        """Build the ``train``/``val``/``test`` loop from its config triple."""
+        loader, loop_cfg, third = (self._given[k] for k in _TRIPLES[mode])
+        if loop_cfg is None:
+            raise RuntimeError(
+                f"cannot {mode}: set {', '.join(_TRIPLES[mode])} in the config to {mode}"
+            )
+        if not isinstance(loop_cfg, Mapping):
+            return loop_cfg
+        cfg = dict(loop_cfg)
+        if mode == "train":
+            by_epoch = cfg.pop("by_epoch", None)
+            if "type" not in cfg:
+                if by_epoch is None:
+                    by_epoch = "max_iters" not in cfg
+                cfg["type"] = "EpochBasedTrainLoop" if by_epoch else "IterBasedTrainLoop"
+            return LOOPS.build(cfg, default_args=dict(runner=self, dataloader=loader),
+                               key_path="train_cfg")  # fmt: skip
+        cfg.setdefault("type", "ValLoop" if mode == "val" else "TestLoop")
+        return LOOPS.build(
+            cfg, default_args=dict(runner=self, dataloader=loader, evaluator=third),
+            key_path=f"{mode}_cfg",
+        )  # fmt: skip
+
+    def _prepare(self, train: bool) -> None:
+        """Place the model (and, to train, build its optimizer and schedulers)."""
+        if self._model is not None and (not train or self.optim_wrapper is not None):
+            return
+        dispatch: dict[str, Any] = {}
+        optim_cfg = sched_cfg = None
+        if train:
+            loop = self.train_loop
+            loader = loop.dataloader
+            try:
+                dispatch["epoch_length"] = len(loader)
+            except TypeError:
+                pass
+            dispatch.update(max_epochs=loop.max_epochs, max_iters=loop.max_iters)
+            dispatch["lr_scale"] = self._lr_scale(loader)
+            optim_cfg, sched_cfg = self._given["optim_wrapper"], self._param_scheduler_cfg
+        model = self._model if self._model is not None else self._model_cfg
+        self._model, self.optim_wrapper, self.param_schedulers = self.strategy.prepare(
+            model, optim_wrapper=optim_cfg, param_scheduler=sched_cfg, compile=self._compile,
+            dispatch_kwargs=dispatch,
+        )  # fmt: skip
+
+    def _lr_scale(self, loader: Any) -> float:
+        cfg = self._auto_scale_lr
+        if not cfg or not cfg.get("enable", False):
+            return 1.0
+        if "base_batch_size" not in cfg:
+            raise KeyError("auto_scale_lr needs base_batch_size, e.g. dict(base_batch_size=256)")
+        real = self.world_size * loader.batch_size
+        ratio = real / cfg["base_batch_size"]
+        self.logger.info(
+            f"auto_scale_lr: total batch size {real} vs base {cfg['base_batch_size']}: "
+            f"learning rates x {ratio:g}"
+        )
+        return ratio
+
+    # ------------------------------------------------------------- running
+    def train(self) -> nn.Module:
+        """Train (validating as configured); return the trained model."""
+        self._setup()
+        self._train_loop = self.build_loop("train")
+        if self._given["val_cfg"] is not None and self._val_loop is None:
+            self._val_loop = self.build_loop("val")
+        self._prepare(train=True)
+        self.call_hook("before_run")
+        self._init_weights()
+        self.load_or_resume()
+        self.optim_wrapper.initialize_count_status(
+            self.model, self._train_loop.iter, self._train_loop.max_iters
+        )
+        model = self._train_loop.run()
+        self.call_hook("after_run")
+        return model
+
+    def val(self) -> dict[str, Any]:
+        """Validate once; return the metrics."""
+        return self._evaluate("val")
+
+    def test(self) -> dict[str, Any]:
+        """Test once; return the metrics."""
+        return self._evaluate("test")
+
+    def _evaluate(self, mode: str) -> dict[str, Any]:
+        self._setup()
+        attr = f"_{mode}_loop"
+        if getattr(self, attr) is None:
+            setattr(self, attr, self.build_loop(mode))
+        self._prepare(train=False)
+        self.call_hook("before_run")
+        self.load_or_resume()
+        metrics = getattr(self, attr).run()
+        self.call_hook("after_run")
+        return metrics
+
+    def _init_weights(self) -> None:
+        init = getattr(self.strategy.unwrap(self.model), "init_weights", None)
+        if callable(init) and not (self._load_from or self._resume):
+            init()
+
+    # ---------------------------------------------------------- properties
+    @property
+    def cfg(self) -> Config:
+        return self._cfg
+
+    @property
+    def model(self) -> nn.Module:
+        """The model as prepared by the strategy (built on first use)."""
+        if self._model is None:
+            self._setup()
+            self._prepare(train=False)
+        assert self._model is not None
+        return self._model
+
+    @property
+    def train_loop(self) -> Any:
+        if self._train_loop is None:
+            self._train_loop = self.build_loop("train")
+        return self._train_loop
+
+    @property
+    def val_loop(self) -> Any:
+        """The validation loop, or ``None`` when the config sets no validation."""
+        if self._val_loop is None and self._given["val_cfg"] is not None:
+            self._val_loop = self.build_loop("val")
+        return self._val_loop
+
+    @property
+    def test_loop(self) -> Any:
+        if self._test_loop is None and self._given["test_cfg"] is not None:
+            self._test_loop = self.build_loop("test")
+        return self._test_loop
+
+    @property
+    def train_dataloader(self) -> Any:
+        return self.train_loop.dataloader
+
+    @property
+    def val_dataloader(self) -> Any:
+        return self.val_loop.dataloader if self.val_loop is not None else None
+
+    @property
+    def test_dataloader(self) -> Any:
+        return self.test_loop.dataloader if self.test_loop is not None else None
+
+    @property
+    def train_loop_by_epoch(self) -> bool:
+        """Whether training counts in epochs (True when there is no training loop)."""
+        loop = self._train_loop
+        return True if loop is None else bool(getattr(loop, "by_epoch", True))
+
+    @property
+    def epoch(self) -> int:
+        return self._train_loop.epoch if self._train_loop is not None else 0
+
+    @property
+    def iter(self) -> int:
+        return self._train_loop.iter if self._train_loop is not None else 0
+
+    @property
+    def max_epochs(self) -> int:
+        return self._train_loop.max_epochs if self._train_loop is not None else 0
+
+    @property
+    def max_iters(self) -> int:
+        return self._train_loop.max_iters if self._train_loop is not None else 0
+
+    @property
+    def work_dir(self) -> str:
+        return self._work_dir
+
+    @property
+    def log_dir(self) -> str:
+        return os.path.join(self._work_dir, self._timestamp)
+
+    @property
+    def timestamp(self) -> str:
+        return self._timestamp
+
+    @property
+    def experiment_name(self) -> str | None:
+        return self._experiment_name
+
+    @property
+    def hooks(self) -> list[Any]:
+        return self._hooks.hooks
+
+    @property
+    def rank(self) -> int:
+        return self.strategy.rank
+
+    @property
+    def world_size(self) -> int:
+        return self.strategy.world_size
+
+    @property
+    def distributed(self) -> bool:
+        return self.strategy.distributed
+
+    @property
+    def seed(self) -> int | None:
+        return self.strategy.seed
+
+    @property
+    def launcher(self) -> str:
+        return self._launcher
+
+
+#: mmengine's FlexibleRunner is the same class here: strategies are always pluggable.
+FlexibleRunner = Runner
+RUNNERS.register_module(name="FlexibleRunner", module=Runner)
+
+__all__ = ["DEFAULT_HOOKS", "FlexibleRunner", "RUNNER_KEYS", "Runner"]

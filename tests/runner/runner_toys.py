@@ -1,0 +1,52 @@
+"""A small classification problem and model used by the runner tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.data import Dataset
+
+from cadence.model import BaseModel
+
+
+class Blobs(Dataset):
+    """``num_classes`` Gaussian clusters in ``dim`` dimensions (deterministic)."""
+
+    def __init__(self, n: int = 256, dim: int = 8, num_classes: int = 4, seed: int = 0,
+                 spread: float = 0.6) -> None:  # fmt: skip
+        g = torch.Generator().manual_seed(1234)  # same centres for every split
+        self.centres = torch.randn(num_classes, dim, generator=g) * 2.0
+        g = torch.Generator().manual_seed(seed)
+        self.labels = torch.randint(0, num_classes, (n,), generator=g)
+        self.points = self.centres[self.labels] + spread * torch.randn(n, dim, generator=g)
+        self.metainfo = {"classes": [f"c{i}" for i in range(num_classes)]}
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return {"inputs": self.points[index], "data_samples": self.labels[index]}
+
+
+class ToyClassifier(BaseModel):
+    """MLP classifier following the cadence model contract."""
+
+    def __init__(self, in_dim: int = 8, hidden: int = 32, num_classes: int = 4,
+                 data_preprocessor: Any = None) -> None:  # fmt: skip
+        super().__init__(data_preprocessor=data_preprocessor)
+        self.backbone = nn.Sequential(nn.Linear(in_dim, hidden), nn.BatchNorm1d(hidden), nn.ReLU())
+        self.head = nn.Linear(hidden, num_classes)
+
+    def forward(self, inputs: Any, data_samples: Any = None, mode: str = "tensor") -> Any:
+        x = torch.stack(list(inputs)) if isinstance(inputs, (list, tuple)) else inputs
+        logits = self.head(self.backbone(x))
+        if mode == "tensor":
+            return logits
+        labels = torch.as_tensor(data_samples).reshape(-1)
+        if mode == "loss":
+            return {"loss_cls": F.cross_entropy(logits, labels)}
+        scores = logits.softmax(dim=-1)
+        return [{"pred_score": s, "gt_label": int(y)} for s, y in zip(scores, labels)]

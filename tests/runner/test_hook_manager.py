@@ -1,0 +1,106 @@
+"""HookManager: priority order, per-stage dispatch, config priorities, error notes."""
+
+from __future__ import annotations
+
+import pytest
+
+from cadence.hooks import Hook
+from cadence.registry import HOOKS
+from cadence.runner import HookManager
+
+
+class Recorder(Hook):
+    def __init__(self, name: str, log: list[str]) -> None:
+        self.name, self.log = name, log
+
+    def before_train(self, runner):
+        self.log.append(self.name)
+
+
+def test_hooks_run_in_priority_order_and_stably_for_ties():
+    log: list[str] = []
+    manager = HookManager()
+    manager.register(Recorder("normal-1", log))
+    manager.register(Recorder("low", log), priority="LOW")
+    manager.register(Recorder("high", log), priority="HIGH")
+    manager.register(Recorder("normal-2", log))
+    manager.register(Recorder("numeric-45", log), priority=45)
+    manager.call("before_train", runner=None)
+    assert log == ["high", "numeric-45", "normal-1", "normal-2", "low"]
+
+
+def test_config_dict_priority_overrides_class_priority():
+    log: list[str] = []
+
+    @HOOKS.register_module()
+    class ConfigRecorder(Recorder):
+        priority = "LOWEST"
+
+    manager = HookManager()
+    manager.register(Recorder("plain", log))
+    manager.register(dict(type="ConfigRecorder", name="from-config", log=log, priority="HIGHEST"))
+    manager.call("before_train", runner=None)
+    assert log == ["from-config", "plain"]
+
+
+def test_only_hooks_implementing_a_stage_are_called():
+    calls: list[str] = []
+
+    class AfterOnly(Hook):
+        def after_train(self, runner):
+            calls.append("after")
+
+    manager = HookManager()
+    manager.register(AfterOnly())
+    manager.register(Hook())
+    assert manager._table["before_train"] == []
+    manager.call("after_train", runner=None)
+    assert calls == ["after"]
+
+
+def test_failing_hook_is_named_in_the_error():
+    class Boom(Hook):
+        def before_val(self, runner):
+            raise RuntimeError("kaboom")
+
+    manager = HookManager()
+    manager.register(Boom(), name="boom")
+    with pytest.raises(RuntimeError, match="kaboom") as info:
+        manager.call("before_val", runner=None)
+    assert any("'boom'" in note and "before_val" in note for note in info.value.__notes__)
+
+
+def test_unknown_stage_and_non_hook_rejected():
+    manager = HookManager()
+    with pytest.raises(ValueError, match="before_train"):
+        manager.call("before_trian", runner=None)
+    with pytest.raises(TypeError, match="Hook"):
+        manager.register(object())  # type: ignore[arg-type]
+
+
+def test_describe_lists_stages_in_order_and_state_round_trip():
+    class Memory(Hook):
+        def __init__(self):
+            self.count = 0
+
+        def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+            self.count += 1
+
+        def state_dict(self):
+            return {"count": self.count}
+
+        def load_state_dict(self, state):
+            self.count = state["count"]
+
+    manager = HookManager()
+    memory = manager.register(Memory(), name="memory")
+    manager.register(Recorder("r", []), name="rec", priority="HIGH")
+    text = manager.describe()
+    assert "after_train_iter:" in text and "memory" in text
+    assert text.index("before_train:") < text.index("after_train_iter:")
+    memory.count = 3
+    state = manager.state_dict()
+    assert state == {"memory": {"count": 3}}
+    memory.count = 0
+    manager.load_state_dict(state)
+    assert memory.count == 3
