@@ -25,12 +25,26 @@ def _parse_intervals(
     return milestones, intervals
 
 
+def index_sampler(dataloader: Any) -> tuple[Any, int | None]:
+    """The sampler that yields a dataloader's indices, and its batch size.
+
+    With a configured batch sampler, ``dataloader.sampler`` is torch's unused
+    default; the real one sits inside the batch sampler.
+    """
+    sampler = getattr(dataloader, "sampler", None)
+    batch_size = getattr(dataloader, "batch_size", None)
+    if batch_size is None:
+        batch_sampler = getattr(dataloader, "batch_sampler", None)
+        sampler = getattr(batch_sampler, "sampler", None)
+        batch_size = getattr(batch_sampler, "batch_size", None)
+    return sampler, batch_size
+
+
 def _start_at(dataloader: DataLoader, batches: int) -> bool:
     """Make the next pass over ``dataloader`` skip ``batches`` batches without loading them."""
     if batches <= 0:
         return True
-    sampler = getattr(dataloader, "sampler", None)
-    batch_size = getattr(dataloader, "batch_size", None)
+    sampler, batch_size = index_sampler(dataloader)
     set_start = getattr(sampler, "set_start_index", None)
     if callable(set_start) and batch_size is not None:
         set_start(batches * batch_size)
@@ -196,7 +210,7 @@ class _EndlessIterator:
         self._it: Iterator[Any] = iter(dataloader)
 
     def _set_epoch(self) -> None:
-        sampler = getattr(self.dataloader, "sampler", None)
+        sampler, _ = index_sampler(self.dataloader)
         set_epoch = getattr(sampler, "set_epoch", None)
         if callable(set_epoch):
             set_epoch(self.epoch)
@@ -268,7 +282,7 @@ class IterBasedTrainLoop(_TrainLoop):
         """An endless iterator positioned after the ``iter`` batches already trained on."""
         from ..dataset import InfiniteSampler
 
-        sampler = getattr(self.dataloader, "sampler", None)
+        sampler, _ = index_sampler(self.dataloader)
         if self._epoch_length and not isinstance(sampler, InfiniteSampler):
             loader_epoch, within = divmod(self._iter, self._epoch_length)
         else:
