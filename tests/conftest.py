@@ -1,4 +1,5 @@
-"""Shared fixtures: every test runs with registries and the default scope restored after it."""
+"""Shared fixtures: every test runs with registries, the default scope and the named
+instances (message hubs, visualizers) restored after it."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from cadence.logging import isolated_instances
 from cadence.registry import isolated_registries
 
 
 @pytest.fixture(autouse=True)
-def _isolate_registries() -> Iterator[None]:
-    with isolated_registries():
+def _isolate_global_state() -> Iterator[None]:
+    with isolated_registries(), isolated_instances(start_empty=False):
         yield

@@ -8,6 +8,14 @@ from ..registry import HOOKS
 from .hook import Hook
 
 
+def _length(dataloader: Any) -> int:
+    """Batches in a dataloader; 0 when it cannot tell (iterable datasets)."""
+    try:
+        return len(dataloader)
+    except TypeError:
+        return 0
+
+
 @HOOKS.register_module()
 class LoggerHook(Hook):
     """Every ``interval`` iterations: format the message hub's values with the
@@ -77,14 +85,16 @@ class LoggerHook(Hook):
             runner.logger.info(line)
 
     def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
-        loader = runner.val_loop.dataloader
-        tag, line = runner.log_processor.get_log_after_epoch(runner, len(loader), "val")
+        tag, line = runner.log_processor.get_log_after_epoch(
+            runner, _length(runner.val_loop.dataloader), "val"
+        )
         runner.logger.info(line)
         by_epoch = self.log_metric_by_epoch and runner.train_loop_by_epoch
         runner.visualizer.add_scalars(tag, step=runner.epoch if by_epoch else runner.iter)
 
     def after_test_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
-        loader = runner.test_loop.dataloader
-        tag, line = runner.log_processor.get_log_after_epoch(runner, len(loader), "test")
+        tag, line = runner.log_processor.get_log_after_epoch(
+            runner, _length(runner.test_loop.dataloader), "test"
+        )
         runner.logger.info(line)
         runner.visualizer.add_scalars(tag, step=runner.iter)

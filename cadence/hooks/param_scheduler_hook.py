@@ -19,8 +19,9 @@ def _all(schedulers: Any) -> Iterable[Any]:
 
 @HOOKS.register_module()
 class ParamSchedulerHook(Hook):
-    """Step iteration-based schedulers after each iteration, epoch-based after each
-    epoch, and schedulers that need metrics (ReduceOnPlateau) after validation."""
+    """Step iteration-based schedulers after each iteration and epoch-based ones after
+    each epoch (schedulers that need metrics, like ReduceOnPlateau, just count
+    there); after validation, give those the metrics."""
 
     priority = "LOW"
 
@@ -28,12 +29,12 @@ class ParamSchedulerHook(Hook):
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         for scheduler in _all(runner.param_schedulers):
-            if not scheduler.by_epoch and not getattr(scheduler, "need_val_args", False):
+            if not scheduler.by_epoch:
                 scheduler.step()
 
     def after_train_epoch(self, runner: Any) -> None:
         for scheduler in _all(runner.param_schedulers):
-            if scheduler.by_epoch and not getattr(scheduler, "need_val_args", False):
+            if scheduler.by_epoch:
                 scheduler.step()
 
     def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:

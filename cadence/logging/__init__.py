@@ -1,1 +1,21 @@
-"""cadence.logging: filled by later issues (see DESIGN.md)."""
+"""Logging: loggers, the message hub, history buffers and the log processor."""
+
+from .history_buffer import HistoryBuffer, resolve_tensors
+from .instances import GlobalInstanceMixin, isolated_instances
+from .log_processor import LogProcessor
+from .logger import MMLogger, get_current_logger, get_logger, print_log, rank_log_file
+from .message_hub import MessageHub
+
+__all__ = [
+    "GlobalInstanceMixin",
+    "HistoryBuffer",
+    "LogProcessor",
+    "MMLogger",
+    "MessageHub",
+    "get_current_logger",
+    "get_logger",
+    "isolated_instances",
+    "print_log",
+    "rank_log_file",
+    "resolve_tensors",
+]

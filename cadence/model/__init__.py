@@ -1,1 +1,26 @@
-"""cadence.model: filled by later issues (see DESIGN.md)."""
+"""Models: BaseModel, data preprocessors, weight initialisation, plain-module adapter."""
+
+from .adapter import as_cadence_model
+from .base_model import BaseModel, build_data_preprocessor, parse_losses
+from .base_module import BaseModule
+from .data_preprocessor import BaseDataPreprocessor, ImgDataPreprocessor, stack_batch
+from .weight_init import (
+    BaseInit,
+    Caffe2XavierInit,
+    ConstantInit,
+    KaimingInit,
+    NormalInit,
+    PretrainedInit,
+    TruncNormalInit,
+    UniformInit,
+    XavierInit,
+    bias_init_with_prob,
+    initialize,
+)
+
+__all__ = [
+    "BaseDataPreprocessor", "BaseInit", "BaseModel", "BaseModule", "Caffe2XavierInit",
+    "ConstantInit", "ImgDataPreprocessor", "KaimingInit", "NormalInit", "PretrainedInit",
+    "TruncNormalInit", "UniformInit", "XavierInit", "as_cadence_model", "bias_init_with_prob",
+    "build_data_preprocessor", "initialize", "parse_losses", "stack_batch",
+]  # fmt: skip

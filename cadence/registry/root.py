@@ -7,11 +7,39 @@ this file stays cheap. Downstream packages create children of these roots.
 
 from __future__ import annotations
 
+from typing import Any
+
+from .build_functions import build_from_cfg
 from .registry import Registry
 
 
-def _root(name: str, *locations: str) -> Registry:
-    return Registry(name, scope="cadence", locations=list(locations))
+def _root(name: str, *locations: str, build_func: Any = None) -> Registry:
+    return Registry(name, scope="cadence", locations=list(locations), build_func=build_func)
+
+
+def build_model_from_cfg(
+    cfg: Any, registry: Registry, default_args: Any = None, key_path: str | None = None
+) -> Any:
+    """Build a model; a list of configs becomes an ``nn.Sequential`` of them."""
+    if isinstance(cfg, (list, tuple)):
+        from torch import nn
+
+        return nn.Sequential(
+            *(
+                build_from_cfg(c, registry, default_args, f"{key_path or 'model'}.{i}")
+                for i, c in enumerate(cfg)
+            )
+        )
+    return build_from_cfg(cfg, registry, default_args, key_path)
+
+
+def build_scheduler_from_cfg(
+    cfg: Any, registry: Registry, default_args: Any = None, key_path: str | None = None
+) -> Any:
+    """Build a parameter scheduler (``convert_to_iter_based`` needs ``epoch_length``)."""
+    from ..optim.scheduler import build_scheduler_from_cfg as build
+
+    return build(cfg, registry=registry, default_args=default_args, key_path=key_path)
 
 
 RUNNERS = _root("runner", "cadence.runner")
@@ -25,14 +53,16 @@ DATA_SAMPLERS = _root("data sampler", "cadence.dataset")
 TRANSFORMS = _root("transform", "cadence.dataset")
 FUNCTIONS = _root("function", "cadence.dataset")
 
-MODELS = _root("model", "cadence.model")
+MODELS = _root("model", "cadence.model", build_func=build_model_from_cfg)
 MODEL_WRAPPERS = _root("model_wrapper", "cadence.model")
 WEIGHT_INITIALIZERS = _root("weight initializer", "cadence.model")
 
 OPTIMIZERS = _root("optimizer", "cadence.optim")
 OPTIM_WRAPPERS = _root("optim_wrapper", "cadence.optim")
 OPTIM_WRAPPER_CONSTRUCTORS = _root("optimizer wrapper constructor", "cadence.optim")
-PARAM_SCHEDULERS = _root("parameter scheduler", "cadence.optim")
+PARAM_SCHEDULERS = _root(
+    "parameter scheduler", "cadence.optim", build_func=build_scheduler_from_cfg
+)
 
 METRICS = _root("metric", "cadence.evaluator")
 EVALUATOR = _root("evaluator", "cadence.evaluator")

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from runner_toys import Blobs, ToyClassifier
 
 from cadence.registry import DATASETS, MODELS
-
-from runner_toys import Blobs, ToyClassifier
 
 
 @pytest.fixture(autouse=True)

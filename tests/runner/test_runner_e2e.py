@@ -51,18 +51,21 @@ def experiment(tmp_path, **overrides):
         model=dict(type="ToyClassifier", hidden=32),
         work_dir=str(tmp_path / "work"),
         train_dataloader=dict(
-            batch_size=32, num_workers=0,
+            batch_size=32,
+            num_workers=0,
             dataset=dict(type="Blobs", n=512, seed=0),
             sampler=dict(type="DefaultSampler", shuffle=True),
             collate_fn=dict(type="default_collate"),
         ),
         val_dataloader=dict(
-            batch_size=64, dataset=dict(type="Blobs", n=200, seed=1),
+            batch_size=64,
+            dataset=dict(type="Blobs", n=200, seed=1),
             sampler=dict(type="DefaultSampler", shuffle=False),
             collate_fn=dict(type="default_collate"),
         ),
         test_dataloader=dict(
-            batch_size=64, dataset=dict(type="Blobs", n=150, seed=2),
+            batch_size=64,
+            dataset=dict(type="Blobs", n=150, seed=2),
             sampler=dict(type="DefaultSampler", shuffle=False),
             collate_fn=dict(type="default_collate"),
         ),
@@ -83,8 +86,9 @@ def experiment(tmp_path, **overrides):
         ],
         default_hooks=dict(
             logger=dict(type="LoggerHook", interval=5),
-            checkpoint=dict(type="CheckpointHook", interval=2, max_keep_ckpts=2,
-                            save_best="accuracy/top1"),
+            checkpoint=dict(
+                type="CheckpointHook", interval=2, max_keep_ckpts=2, save_best="accuracy/top1"
+            ),
         ),
         custom_hooks=[dict(type="StageCounter", tag="mine")],
         randomness=dict(seed=7),
@@ -134,8 +138,9 @@ def test_config_trains_validates_tests_logs_and_checkpoints(tmp_path):
 
 
 def test_lr_follows_warmup_then_steps(tmp_path):
-    runner = Runner.from_cfg(experiment(tmp_path, val_cfg=None, val_dataloader=None,
-                                        val_evaluator=None, custom_hooks=[]))  # fmt: skip
+    runner = Runner.from_cfg(
+        experiment(tmp_path, val_cfg=None, val_dataloader=None, val_evaluator=None, custom_hooks=[])
+    )
     seen: list[float] = []
 
     class LrProbe(Hook):
@@ -174,18 +179,22 @@ def test_runner_is_lazy(tmp_path):
 
 
 def test_resume_continues_from_checkpoint(tmp_path):
-    cfg = experiment(tmp_path, train_cfg=dict(type="EpochBasedTrainLoop", max_epochs=4,
-                                              val_interval=10))  # fmt: skip
+    cfg = experiment(
+        tmp_path, train_cfg=dict(type="EpochBasedTrainLoop", max_epochs=4, val_interval=10)
+    )
     full = Runner.from_cfg(cfg)
     full.train()
     reference = {k: v.clone() for k, v in full.model.state_dict().items()}
 
-    part_cfg = experiment(tmp_path / "b", train_cfg=dict(type="EpochBasedTrainLoop",
-                                                          max_epochs=2, val_interval=10))  # fmt: skip
+    part_cfg = experiment(
+        tmp_path / "b", train_cfg=dict(type="EpochBasedTrainLoop", max_epochs=2, val_interval=10)
+    )
     Runner.from_cfg(part_cfg).train()
-    resumed_cfg = experiment(tmp_path / "b", train_cfg=dict(type="EpochBasedTrainLoop",
-                                                             max_epochs=4, val_interval=10),
-                             resume=True)  # fmt: skip
+    resumed_cfg = experiment(
+        tmp_path / "b",
+        train_cfg=dict(type="EpochBasedTrainLoop", max_epochs=4, val_interval=10),
+        resume=True,
+    )
     resumed = Runner.from_cfg(resumed_cfg)
     resumed.train()
     assert resumed.epoch == 4

@@ -1,5 +1,17 @@
 """Optimizer wrappers, their constructor, and torch's optimizers by name."""
 
+from .amp_optimizer_wrapper import AmpOptimWrapper
+from .base import BaseOptimWrapper
+from .builder import build_optim_wrapper
+from .clip import GradClipper
+from .default_constructor import DefaultOptimWrapperConstructor
+from .optimizer_wrapper import OptimWrapper
+from .optimizer_wrapper_dict import OptimWrapperDict
+from .paramwise import ParamwiseRules
 from .torch_registry import register_torch_lr_schedulers, register_torch_optimizers
 
-__all__ = ["register_torch_lr_schedulers", "register_torch_optimizers"]
+__all__ = [
+    "AmpOptimWrapper", "BaseOptimWrapper", "DefaultOptimWrapperConstructor", "GradClipper",
+    "OptimWrapper", "OptimWrapperDict", "ParamwiseRules", "build_optim_wrapper",
+    "register_torch_lr_schedulers", "register_torch_optimizers",
+]  # fmt: skip

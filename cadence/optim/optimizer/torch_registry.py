@@ -19,8 +19,13 @@ RESERVED_SCHEDULER_NAMES = frozenset(
 )  # fmt: skip
 
 
+# Extra names mmengine configs use for torch optimizers (mmengine keeps 'Adafactor'
+# for the transformers class and registers torch's as 'TorchAdafactor').
+OPTIMIZER_ALIASES = {"TorchAdafactor": "Adafactor"}
+
+
 def register_torch_optimizers() -> list[str]:
-    """Register every ``torch.optim.Optimizer`` subclass by its class name."""
+    """Register every ``torch.optim.Optimizer`` subclass by its class name (and aliases)."""
     names = []
     for name, obj in vars(torch.optim).items():
         if (
@@ -31,6 +36,11 @@ def register_torch_optimizers() -> list[str]:
         ):
             OPTIMIZERS.register_module(name=name, module=obj)
             names.append(name)
+    for alias, name in OPTIMIZER_ALIASES.items():
+        obj = getattr(torch.optim, name, None)
+        if obj is not None and alias not in OPTIMIZERS.module_dict:
+            OPTIMIZERS.register_module(name=alias, module=obj)
+            names.append(alias)
     return names
 
 

@@ -1,0 +1,299 @@
+"""Build a ``torch.utils.data.DataLoader`` from an mmengine-style dataloader config.
+
+::
+
+    train_dataloader = dict(
+        batch_size=32, num_workers=4, persistent_workers=True,
+        dataset=dict(type='MyDataset', ...),             # or a Dataset object
+        sampler=dict(type='DefaultSampler', shuffle=True),  # or a sampler object
+        batch_sampler=None,                              # or dict(type=...) / an object
+        collate_fn=dict(type='pseudo_collate'),          # the default; a name or callable too
+        worker_init_fn=None,                             # see below
+        **other DataLoader arguments)
+
+Everything is resolved here, once, so nothing is looked up per batch.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from torch.utils.data import DataLoader, Dataset
+
+from ..config.errors import ConfigKeyError
+from ..dist import broadcast_object_list, get_rank, get_world_size
+from ..registry import DATA_SAMPLERS, DATASETS, FUNCTIONS, Registry, config_location
+from ..utils.suggest import did_you_mean
+from .worker import WorkerSeeder
+
+_MISSING = object()
+# Arguments of DataLoader that build_dataloader sets itself.
+_SET_HERE = {"self", "dataset", "sampler", "batch_sampler", "collate_fn", "worker_init_fn"}
+_LOADER_OPTIONS = sorted(set(inspect.signature(DataLoader.__init__).parameters) - _SET_HERE)
+
+
+class SlicedDataset(Dataset):
+    """The first ``length`` samples of ``dataset``; other attributes (metainfo...) pass through."""
+
+    def __init__(self, dataset: Any, length: int) -> None:
+        self._dataset = dataset
+        self._length = min(operator.index(length), len(dataset))
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_dataset":  # during unpickling, before __init__ state exists
+            raise AttributeError(name)
+        return getattr(self._dataset, name)
+
+    def __getitem__(self, index: int) -> Any:
+        if not -self._length <= index < self._length:
+            raise IndexError(f"index {index} out of range for {self._length} samples")
+        return self._dataset[index % self._length]
+
+    def __len__(self) -> int:
+        return self._length
+
+
+def _located(path: str, origin: str | None) -> str:
+    return f"'{path}'" + (f" (defined at {origin})" if origin else "")
+
+
+def _child_path(node: Any, parent: str, key: str) -> str:
+    remembered, _ = config_location(node)
+    return remembered or f"{parent}.{key}"
+
+
+def _target_of(registry: Registry, cfg: Mapping[str, Any]) -> Any:
+    """The class a config names, or ``None`` when it cannot be told before building."""
+    target = cfg.get("type")
+    lazy = getattr(target, "__cadence_lazy_build__", None)
+    if callable(lazy):
+        target = lazy()
+    if isinstance(target, str):
+        return registry.get(target)
+    return target if callable(target) else None
+
+
+def _accepts(target: Any, name: str) -> bool:
+    """Whether ``target(name=...)`` is allowed; ``True`` when the signature is unknown."""
+    if target is None:
+        return True
+    try:
+        params = inspect.signature(target).parameters
+    except (TypeError, ValueError):
+        return True
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return True
+    param = params.get(name)
+    return param is not None and param.kind is not param.POSITIONAL_ONLY
+
+
+def _build_dataset(spec: Any, path: str) -> Any:
+    if not isinstance(spec, Mapping):
+        return spec
+    dataset = DATASETS.build(spec, key_path=_child_path(spec, path, "dataset"))
+    full_init = getattr(dataset, "full_init", None)
+    if callable(full_init):
+        full_init()
+    return dataset
+
+
+def _sampler_seed(seed: int | None, diff_rank_seed: bool) -> int | None:
+    """The shuffle seed for samplers: identical on every rank, or shards would overlap.
+
+    With ``diff_rank_seed`` the given seed may differ per rank (mmengine's Runner
+    adds the rank to it), so rank 0's value is shared.
+    """
+    if seed is None or not diff_rank_seed:
+        return seed
+    box: list[Any] = [seed]
+    broadcast_object_list(box, src=0)
+    return int(box[0])
+
+
+def _build_sampler(spec: Any, dataset: Any, seed: int | None, path: str) -> Any:
+    if not isinstance(spec, Mapping):
+        return spec
+    target = _target_of(DATA_SAMPLERS, spec)
+    defaults: dict[str, Any] = {}
+    if _accepts(target, "dataset"):
+        defaults["dataset"] = dataset
+    elif _accepts(target, "data_source"):  # torch.utils.data samplers
+        defaults["data_source"] = dataset
+    if _accepts(target, "seed"):
+        defaults["seed"] = seed
+    return DATA_SAMPLERS.build(
+        spec, default_args=defaults, key_path=_child_path(spec, path, "sampler")
+    )
+
+
+def _is_default(option: str, value: Any) -> bool:
+    """Whether a DataLoader batch option holds the value that means 'not set'."""
+    if option == "drop_last":
+        return value is None or value is False
+    return value is None or (type(value) is int and value == 1)
+
+
+def _build_batch_sampler(spec: Any, sampler: Any, args: dict[str, Any], path: str) -> Any:
+    if spec is None or not isinstance(spec, Mapping):
+        return spec
+    target = _target_of(DATA_SAMPLERS, spec)
+    key = _child_path(spec, path, "batch_sampler")
+    defaults: dict[str, Any] = {"sampler": sampler}
+    for option in ("batch_size", "drop_last"):  # DataLoader forbids them beside a batch_sampler
+        if option not in args:
+            continue
+        value = args.pop(option)
+        if _accepts(target, option):
+            defaults[option] = value
+        elif not _is_default(option, value):
+            raise ValueError(
+                f"'{path}.{option}={value!r}' cannot be used with the batch sampler at '{key}', "
+                f"which takes no '{option}' argument; set it in the batch sampler's config"
+            )
+    return DATA_SAMPLERS.build(spec, default_args=defaults, key_path=key)
+
+
+def _resolve_function(spec: Any, key: str, origin: str | None) -> Callable[..., Any] | None:
+    """A function from a registered name, ``dict(type=..., **kwargs)`` or a callable."""
+    if spec is None or (callable(spec) and not isinstance(spec, Mapping)):
+        return spec
+    kwargs: dict[str, Any] = {}
+    target = spec
+    if isinstance(spec, Mapping):
+        kwargs = dict(spec.items())
+        if "type" not in kwargs:
+            raise ConfigKeyError(
+                f"{_located(key, origin)} needs a 'type' naming a function in registry "
+                f"'{FUNCTIONS.name}' (it has {sorted(kwargs)})",
+                key=key,
+            )
+        target = kwargs.pop("type")
+    if isinstance(target, str):
+        with FUNCTIONS.switch_scope_and_registry(None) as registry:
+            target = registry.lookup(target, key_path=key, origin=origin)
+    if not callable(target):
+        raise TypeError(
+            f"{_located(key, origin)} must be a function name, dict(type=...) or a callable, "
+            f"got {type(target).__name__}"
+        )
+    return functools.partial(target, **kwargs) if kwargs else target
+
+
+def _worker_init(args: dict[str, Any], seed: int | None, epoch_source: Any, path: str) -> Any:
+    quiet = args.pop("disable_subprocess_warning", False)
+    if not isinstance(quiet, bool):
+        raise TypeError(f"'{path}.disable_subprocess_warning' must be a bool, got {quiet!r}")
+    if "worker_init_fn" in args:
+        spec = args.pop("worker_init_fn")
+        key = _child_path(spec, path, "worker_init_fn")
+        return _resolve_function(spec, key, config_location(spec)[1])
+    if seed is None:
+        return None  # torch seeds each worker from the main process's generator
+    return WorkerSeeder(seed, get_rank(), epoch_source, quiet)
+
+
+def _check_loader_options(args: dict[str, Any], path: str, origin: str | None) -> None:
+    if not args.get("num_workers"):  # options torch rejects without worker processes
+        args.pop("persistent_workers", None)
+        args.pop("prefetch_factor", None)
+    if "shuffle" in args and args["shuffle"]:
+        raise ValueError(
+            f"'{path}.shuffle' is not a DataLoader option here: set shuffle in '{path}.sampler'"
+        )
+    args.pop("shuffle", None)
+    for key in args:
+        if key not in _LOADER_OPTIONS:
+            raise TypeError(
+                f"unknown dataloader option {_located(f'{path}.{key}', origin)}; DataLoader "
+                f"takes {', '.join(_LOADER_OPTIONS)}.{did_you_mean(key, _LOADER_OPTIONS)}"
+            )
+
+
+def build_dataloader(
+    cfg: Any,
+    *,
+    seed: int | None = None,
+    diff_rank_seed: bool = False,
+    key_path: str | None = None,
+) -> DataLoader:
+    """Build a DataLoader from ``cfg`` (returned as is when it already is one).
+
+    * ``dataset``: a ``DATASETS`` config (``full_init()`` is called when the
+      dataset has it) or a dataset object. Required.
+    * ``sampler``: a ``DATA_SAMPLERS`` config, built with ``dataset`` and
+      ``seed`` as defaults (for classes that take them), or an object. Required
+      unless a built ``batch_sampler`` is given.
+    * ``batch_sampler``: ``None``, a ``DATA_SAMPLERS`` config or dotted path
+      built with ``sampler``, ``batch_size`` and ``drop_last`` (taken from the
+      dataloader config), or an object.
+    * ``collate_fn``: ``pseudo_collate`` by default; a registered name,
+      ``dict(type=name_or_callable, **kwargs)``, a callable, or ``None`` for
+      torch's ``default_collate``.
+    * ``worker_init_fn``: by default, when ``seed`` is given, each worker seeds
+      ``random``, numpy and torch from (seed, rank, worker id, sampler epoch)
+      (formula in :mod:`cadence.dataset.worker`); without a seed torch's own
+      per-worker seeding applies. A name, dict or callable replaces it.
+    * ``num_batch_per_epoch``: keep only the first ``n * batch_size * world_size``
+      samples (for quick runs).
+    * Any other key goes to ``DataLoader``; ``persistent_workers`` and
+      ``prefetch_factor`` are dropped when ``num_workers`` is 0.
+
+    ``seed`` must be the same on every rank unless ``diff_rank_seed``, in which
+    case samplers use rank 0's seed. ``key_path`` names the config in errors
+    (configs loaded from a file remember their own, e.g. ``train_dataloader``).
+    """
+    if isinstance(cfg, DataLoader):
+        return cfg
+    if not isinstance(cfg, Mapping):
+        raise TypeError(f"a dataloader config must be a dict or a DataLoader, got {type(cfg)}")
+    if seed is not None:
+        seed = operator.index(seed)
+    remembered, origin = config_location(cfg)
+    path = key_path or remembered or "dataloader"
+    args = dict(cfg.items())
+
+    if "dataset" not in args:
+        raise ConfigKeyError(f"{_located(path, origin)} needs a 'dataset'", key=f"{path}.dataset")
+    dataset = _build_dataset(args.pop("dataset"), path)
+    num_batches = args.pop("num_batch_per_epoch", None)
+    batch_sampler_spec = args.pop("batch_sampler", None)
+    if num_batches is not None:
+        batch_size = args.get("batch_size") or _get(batch_sampler_spec, "batch_size", 1)
+        dataset = SlicedDataset(dataset, num_batches * batch_size * get_world_size())
+
+    sampler_spec = args.pop("sampler", _MISSING)
+    if sampler_spec is _MISSING:
+        if batch_sampler_spec is None or isinstance(batch_sampler_spec, Mapping):
+            raise ConfigKeyError(
+                f"{_located(path, origin)} needs a 'sampler', e.g. "
+                "sampler=dict(type='DefaultSampler', shuffle=True)",
+                key=f"{path}.sampler",
+            )
+        sampler_spec = None
+    sampler = _build_sampler(sampler_spec, dataset, _sampler_seed(seed, diff_rank_seed), path)
+    batch_sampler = _build_batch_sampler(batch_sampler_spec, sampler, args, path)
+    epoch_source = sampler if batch_sampler is None else getattr(batch_sampler, "sampler", None)
+    init_fn = _worker_init(args, seed, epoch_source, path)
+    collate_spec = args.pop("collate_fn", "pseudo_collate")
+    collate_fn = _resolve_function(
+        collate_spec,
+        _child_path(collate_spec, path, "collate_fn"),
+        config_location(collate_spec)[1] or origin,
+    )
+    _check_loader_options(args, path, origin)
+    return DataLoader(
+        dataset,
+        sampler=sampler if batch_sampler is None else None,
+        batch_sampler=batch_sampler,
+        collate_fn=collate_fn,
+        worker_init_fn=init_fn,
+        **args,
+    )
+
+
+def _get(spec: Any, key: str, default: Any) -> Any:
+    return spec.get(key, default) if isinstance(spec, Mapping) else default

@@ -1,0 +1,36 @@
+"""Rank/world helpers and collectives on tensors and plain objects (mmengine.dist names).
+
+Everything works without an initialized process group, as one process of one.
+Process groups are set up by the strategies; ``cadence.dist.testing`` starts
+small local groups for tests.
+"""
+
+from .collectives import (
+    all_gather,
+    all_gather_object,
+    all_reduce,
+    broadcast,
+    broadcast_object_list,
+    sync_random_seed,
+)
+from .results import collect_results
+from .utils import (
+    barrier,
+    get_backend,
+    get_comm_device,
+    get_dist_info,
+    get_local_rank,
+    get_local_size,
+    get_rank,
+    get_world_size,
+    is_distributed,
+    is_main_process,
+    master_only,
+)
+
+__all__ = [
+    "all_gather", "all_gather_object", "all_reduce", "barrier", "broadcast",
+    "broadcast_object_list", "collect_results", "get_backend", "get_comm_device",
+    "get_dist_info", "get_local_rank", "get_local_size", "get_rank", "get_world_size",
+    "is_distributed", "is_main_process", "master_only", "sync_random_seed",
+]  # fmt: skip

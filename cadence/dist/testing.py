@@ -1,0 +1,151 @@
+"""Run a function in several local processes joined by a process group (for tests).
+
+``run_distributed(fn, *args)`` starts ``world_size`` fresh (spawned) processes on
+this machine, joins them into a gloo group over ``127.0.0.1`` on a free port and
+calls ``fn(*args)`` in each; it returns the ranks' return values ordered by rank.
+A failure in any rank, or a run longer than ``timeout`` seconds, stops every
+process and raises, so a broken collective fails a test instead of hanging it.
+``fn`` and its arguments must be picklable (a module-level function).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import queue
+import socket
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import torch.distributed as torch_dist
+import torch.multiprocessing as mp
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _worker(
+    rank: int,
+    world_size: int,
+    port: int,
+    backend: str,
+    timeout: float,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    results: Any,
+) -> None:
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        RANK=str(rank),
+        WORLD_SIZE=str(world_size),
+        LOCAL_RANK=str(rank),
+        LOCAL_WORLD_SIZE=str(world_size),
+    )
+    try:
+        torch_dist.init_process_group(
+            backend,
+            rank=rank,
+            world_size=world_size,
+            timeout=datetime.timedelta(seconds=timeout),
+        )
+        try:
+            results.put((rank, True, fn(*args)))
+        finally:
+            torch_dist.destroy_process_group()
+    except BaseException:  # report everything, including KeyboardInterrupt, to the parent
+        results.put((rank, False, traceback.format_exc()))
+
+
+def _stop(processes: list[Any]) -> None:
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in processes:
+        proc.join(timeout=5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(timeout=5)
+
+
+def _raise_if_dead(processes: list[Any], outputs: dict[int, Any], fn: Callable[..., Any]) -> None:
+    for rank, proc in enumerate(processes):
+        if rank not in outputs and proc.exitcode not in (None, 0):
+            raise RuntimeError(
+                f"rank {rank} died with exit code {proc.exitcode} in {fn.__qualname__}"
+            )
+
+
+def _more_failures(results: Any, received: int, world_size: int) -> dict[int, str]:
+    """Errors from other ranks that arrive soon after a first one (maybe the root cause)."""
+    failures: dict[int, str] = {}
+    deadline = time.monotonic() + 2.0
+    while received < world_size and time.monotonic() < deadline:
+        try:
+            rank, ok, value = results.get(timeout=max(deadline - time.monotonic(), 0.01))
+        except queue.Empty:
+            break
+        received += 1
+        if not ok:
+            failures[rank] = value
+    return failures
+
+
+def run_distributed(
+    fn: Callable[..., Any],
+    *args: Any,
+    world_size: int = 2,
+    backend: str = "gloo",
+    timeout: float = 30.0,
+) -> list[Any]:
+    """Call ``fn(*args)`` on ``world_size`` spawned ranks; return their results by rank."""
+    if world_size < 1:
+        raise ValueError(f"world_size must be at least 1, got {world_size}")
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    port = free_port()
+    processes = [
+        ctx.Process(
+            target=_worker,
+            args=(rank, world_size, port, backend, timeout, fn, args, results),
+            daemon=True,
+        )
+        for rank in range(world_size)
+    ]
+    for proc in processes:
+        proc.start()
+    deadline = time.monotonic() + timeout
+    outputs: dict[int, Any] = {}
+    try:
+        while len(outputs) < world_size:
+            remaining = deadline - time.monotonic()
+            try:
+                rank, ok, value = results.get(timeout=min(max(remaining, 0.01), 0.5))
+            except queue.Empty:
+                _raise_if_dead(processes, outputs, fn)
+                if time.monotonic() < deadline:
+                    continue
+                missing = sorted(set(range(world_size)) - set(outputs))
+                raise TimeoutError(
+                    f"ranks {missing} did not finish {fn.__qualname__} within {timeout} s"
+                ) from None
+            if not ok:
+                failures = {rank: value, **_more_failures(results, len(outputs) + 1, world_size)}
+                raise RuntimeError(
+                    "\n".join(
+                        f"rank {r} failed in {fn.__qualname__}:\n{failures[r]}"
+                        for r in sorted(failures)
+                    )
+                )
+            outputs[rank] = value
+        for proc in processes:
+            proc.join(timeout=max(deadline - time.monotonic(), 1.0))
+    finally:
+        _stop(processes)
+    return [outputs[rank] for rank in range(world_size)]

@@ -1,0 +1,251 @@
+"""A bounded history of logged values with windowed statistics.
+
+Values may be Python numbers or one-element tensors. Accelerator tensors are
+kept as they are (detached) and turned into Python numbers only when a
+statistic is read, all pending tensors of one device at once, so logging a
+loss every iteration costs no host synchronisation. CPU tensors are read when
+logged (no synchronisation involved, and cheaper than keeping them).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ClassVar
+
+from ..utils.suggest import did_you_mean
+
+#: Extra entries kept past ``max_length`` before trimming, so trimming is amortised.
+_TRIM_SLACK = 1024
+#: Pending tensors are converted once this many accumulate, even if nobody reads.
+_MAX_PENDING = 1024
+_BUILTIN_STATISTICS = ("mean", "max", "min", "current")
+
+
+def _is_tensor(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _coerce_value(value: Any) -> Any:
+    """Return a Python number or a detached one-element accelerator tensor, or raise.
+
+    CPU tensors are read at once: that needs no device synchronisation and is
+    cheaper than keeping them.
+    """
+    if _is_tensor(value):
+        if value.dim() != 0 and value.numel() != 1:
+            raise ValueError(
+                f"a logged tensor must hold exactly one element, got shape {tuple(value.shape)}"
+            )
+        if value.is_cpu:
+            return value.item()
+        return value.detach() if value.requires_grad else value
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if hasattr(value, "item") and getattr(value, "size", None) == 1:  # numpy scalar / array
+        return value.item()
+    raise TypeError(
+        f"a logged value must be an int, float or one-element tensor/array, "
+        f"got {type(value).__name__}"
+    )
+
+
+def resolve_tensors(buffers: Iterable[HistoryBuffer]) -> None:
+    """Turn the tensors waiting in ``buffers`` into Python numbers.
+
+    Tensors are grouped by device and dtype and copied to the host with one
+    transfer per group, so a whole logging step costs one synchronisation.
+    """
+    groups: dict[tuple[Any, Any], list[tuple[list[Any], int]]] = {}
+    for buffer in buffers:
+        start = buffer._pending_from
+        if start is None:
+            continue
+        values = buffer._values
+        for index in range(start, len(values)):
+            value = values[index]
+            if type(value) is not float and type(value) is not int:
+                groups.setdefault((value.device, value.dtype), []).append((values, index))
+        buffer._pending_from = None
+    if not groups:
+        return
+    import torch
+
+    for slots in groups.values():
+        tensors = [values[index] for values, index in slots]
+        stacked = torch.stack([t if t.dim() == 0 else t.reshape(()) for t in tensors])
+        for (values, index), number in zip(slots, stacked.tolist()):
+            values[index] = number
+
+
+class HistoryBuffer:
+    """Stores the last ``max_length`` (value, count) pairs and computes statistics.
+
+    Args:
+        log_history: initial values.
+        count_history: initial counts, one per value.
+        max_length: how many entries are kept; older ones are dropped.
+    """
+
+    _statistics_methods: ClassVar[dict[str, Callable[..., Any]]] = {}
+
+    def __init__(
+        self,
+        log_history: Sequence[Any] = (),
+        count_history: Sequence[int | float] = (),
+        max_length: int = 1_000_000,
+    ) -> None:
+        if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
+            raise ValueError(f"max_length must be a positive int, got {max_length!r}")
+        if len(log_history) != len(count_history):
+            raise ValueError(
+                f"log_history and count_history must have the same length, got "
+                f"{len(log_history)} and {len(count_history)}"
+            )
+        self.max_length = max_length
+        self._values: list[Any] = []
+        self._counts: list[int | float] = []
+        self._pending_from: int | None = None
+        for value, count in zip(log_history, count_history):
+            self.update(value, count)
+
+    # ----------------------------------------------------------------- writing
+    def update(self, value: Any, count: int | float = 1) -> None:
+        """Append ``value`` (number or one-element tensor) seen ``count`` times."""
+        if type(count) is not int and (
+            not isinstance(count, (int, float)) or isinstance(count, bool)
+        ):
+            raise TypeError(f"count must be an int or float, got {type(count).__name__}")
+        kind = type(value)
+        if kind is not float and kind is not int:
+            value = _coerce_value(value)
+            if type(value) is not float and type(value) is not int:
+                if self._pending_from is None:
+                    self._pending_from = len(self._values)
+                elif len(self._values) - self._pending_from >= _MAX_PENDING:
+                    resolve_tensors([self])
+                    self._pending_from = len(self._values)
+        values = self._values
+        values.append(value)
+        self._counts.append(count)
+        if len(values) > self.max_length + _TRIM_SLACK:
+            drop = len(values) - self.max_length
+            del values[:drop]
+            del self._counts[:drop]
+            if self._pending_from is not None:
+                self._pending_from = max(0, self._pending_from - drop)
+
+    # ----------------------------------------------------------------- reading
+    def __len__(self) -> int:
+        return min(len(self._values), self.max_length)
+
+    def _window(self, window_size: int | None) -> tuple[list[Any], list[int | float]]:
+        if self._pending_from is not None:
+            resolve_tensors([self])
+        size = len(self)
+        if size == 0:
+            raise ValueError("the HistoryBuffer is empty; call update() first")
+        if window_size is not None:
+            if not isinstance(window_size, int) or isinstance(window_size, bool):
+                raise TypeError(
+                    f"window_size must be an int or None, got {type(window_size).__name__}"
+                )
+            if window_size < 1:
+                raise ValueError(f"window_size must be >= 1, got {window_size}")
+            size = min(size, window_size)
+        return self._values[-size:], self._counts[-size:]
+
+    def mean(self, window_size: int | None = None) -> float:
+        """Sum of the last ``window_size`` values over the sum of their counts (all if None)."""
+        values, counts = self._window(window_size)
+        total = sum(counts)
+        return math.fsum(values) / total if total else float("nan")
+
+    def max(self, window_size: int | None = None) -> Any:
+        """The largest of the last ``window_size`` values (all if None)."""
+        return max(self._window(window_size)[0])
+
+    def min(self, window_size: int | None = None) -> Any:
+        """The smallest of the last ``window_size`` values (all if None)."""
+        return min(self._window(window_size)[0])
+
+    def current(self) -> Any:
+        """The most recent value."""
+        return self._window(1)[0][-1]
+
+    @property
+    def data(self) -> tuple[Any, Any]:
+        """The kept values and counts as two numpy arrays."""
+        import numpy as np
+
+        if self._pending_from is not None:
+            resolve_tensors([self])
+        size = len(self)
+        if size == 0:
+            return np.array([]), np.array([])
+        return np.array(self._values[-size:]), np.array(self._counts[-size:])
+
+    # -------------------------------------------------------------- statistics
+    @classmethod
+    def register_statistics(cls, method: Callable[..., Any]) -> Callable[..., Any]:
+        """Register ``method(buffer, *args, **kwargs)`` for :meth:`statistics` under its name."""
+        name = method.__name__
+        if name in _BUILTIN_STATISTICS or name in cls._statistics_methods:
+            raise ValueError(f"a statistics method named '{name}' is already registered")
+        cls._statistics_methods[name] = method
+        return method
+
+    def statistics(self, method_name: str, *args: Any, **kwargs: Any) -> Any:
+        """Call the statistic ``method_name`` ('mean', 'max', 'min', 'current' or registered)."""
+        if method_name in _BUILTIN_STATISTICS:
+            return getattr(self, method_name)(*args, **kwargs)
+        method = self._statistics_methods.get(method_name)
+        if method is None:
+            known = [*_BUILTIN_STATISTICS, *self._statistics_methods]
+            raise KeyError(
+                f"unknown statistics method '{method_name}' (known: {', '.join(known)})."
+                f"{did_you_mean(method_name, known)}"
+            )
+        return method(self, *args, **kwargs)
+
+    # ------------------------------------------------------------------- state
+    def state_dict(self) -> dict[str, Any]:
+        """The kept values and counts as plain Python lists."""
+        if self._pending_from is not None:
+            resolve_tensors([self])
+        size = len(self)
+        return {
+            "values": self._values[len(self._values) - size :],
+            "counts": self._counts[len(self._counts) - size :],
+            "max_length": self.max_length,
+        }
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Replace the history with one saved by :meth:`state_dict`."""
+        missing = [k for k in ("values", "counts") if k not in state_dict]
+        if missing:
+            raise KeyError(
+                f"HistoryBuffer state is missing {missing}; got keys {sorted(state_dict)}"
+            )
+        restored = HistoryBuffer(
+            state_dict["values"],
+            state_dict["counts"],
+            state_dict.get("max_length", self.max_length),
+        )
+        self.__dict__.update(restored.__dict__)
+
+    @classmethod
+    def from_state_dict(cls, state_dict: dict[str, Any]) -> HistoryBuffer:
+        """Build a buffer from :meth:`state_dict` output."""
+        buffer = cls()
+        buffer.load_state_dict(state_dict)
+        return buffer
+
+    def __repr__(self) -> str:
+        return f"HistoryBuffer(len={len(self)}, max_length={self.max_length})"

@@ -1,0 +1,338 @@
+"""LogProcessor: turns the message hub's scalars into log lines and tags.
+
+Output follows mmengine's ``LogProcessor`` line for line, e.g.::
+
+    Epoch(train)  [1][ 50/100]  lr: 1.0000e-02  eta: 0:01:02  time: 0.0123  loss: 0.5123
+    Iter(train) [  50/1000]  lr: 1.0000e-02  eta: ...
+    Epoch(val) [1][10/10]    accuracy/top1: 92.0000  data_time: 0.0010  time: 0.0123
+
+This is the only place logged tensors become Python numbers, and it runs
+only on logging iterations.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from typing import Any
+
+from ..registry import LOG_PROCESSORS
+from ..utils.suggest import did_you_mean
+from .history_buffer import HistoryBuffer, resolve_tensors
+
+_MODES = ("train", "val", "test")
+_WINDOW_WORDS = ("epoch", "global")
+
+
+def _strip(key: str, prefix: str) -> str:
+    return key[len(prefix) :] if key.startswith(prefix) else key
+
+
+def _check_mode(mode: str, allowed: tuple[str, ...]) -> None:
+    if mode not in allowed:
+        raise ValueError(
+            f"mode must be one of {', '.join(allowed)}, got {mode!r}."
+            f"{did_you_mean(str(mode), allowed)}"
+        )
+
+
+def _format_value(value: Any, digits: int) -> str:
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    if hasattr(value, "shape") and getattr(value, "ndim", 0) > 0:  # tensors and arrays
+        return f"\n{value}\n"
+    return str(value)
+
+
+@LOG_PROCESSORS.register_module()
+class LogProcessor:
+    """Formats the scalars of ``runner.message_hub`` into ``(tag, log_str)``.
+
+    Args:
+        window_size: smoothing window for keys matching ``mean_pattern``.
+        by_epoch: epoch-style headers (``Epoch(train) [e][i/n]``) or
+            iteration-style (``Iter(train) [i/N]``).
+        custom_cfg: extra statistics, each
+            ``dict(data_src='loss', method_name='mean', window_size=100|'epoch'|'global',
+            log_name='loss_large_window')``; without ``log_name`` the statistic
+            replaces ``data_src`` (at most once per name).
+        num_digits: digits after the point for floats.
+        log_with_hierarchy: keep the ``train/``, ``val/`` prefixes in tags.
+        mean_pattern: keys matching it are averaged over the window; others
+            show their latest value.
+    """
+
+    def __init__(
+        self,
+        window_size: int = 10,
+        by_epoch: bool = True,
+        custom_cfg: list[dict[str, Any]] | None = None,
+        num_digits: int = 4,
+        log_with_hierarchy: bool = False,
+        mean_pattern: str = r".*(loss|time|data_time|grad_norm).*",
+    ) -> None:
+        if not isinstance(window_size, int) or isinstance(window_size, bool) or window_size < 1:
+            raise ValueError(f"window_size must be a positive int, got {window_size!r}")
+        self.window_size = window_size
+        self.by_epoch = by_epoch
+        self.custom_cfg = [dict(cfg) for cfg in (custom_cfg or [])]
+        self.num_digits = num_digits
+        self.log_with_hierarchy = log_with_hierarchy
+        self.mean_pattern = re.compile(mean_pattern)
+        self._check_custom_cfg()
+
+    def _check_custom_cfg(self) -> None:
+        seen: set[str] = set()
+        for index, cfg in enumerate(self.custom_cfg):
+            where = f"log_processor custom_cfg[{index}]"
+            if "data_src" not in cfg:
+                raise KeyError(f"{where} has no 'data_src' (got keys {sorted(cfg)})")
+            if "method_name" not in cfg:
+                raise KeyError(
+                    f"{where} has no 'method_name' (e.g. 'mean', 'max', 'min', 'current')"
+                )
+            name = cfg.get("log_name", cfg["data_src"])
+            if name in seen:
+                raise ValueError(
+                    f"{where} writes '{name}' a second time; give each statistic of "
+                    f"'{cfg['data_src']}' its own log_name"
+                )
+            seen.add(name)
+            window = cfg.get("window_size")
+            if isinstance(window, str):
+                if window not in _WINDOW_WORDS:
+                    raise ValueError(
+                        f"{where}: window_size must be an int, 'epoch' or 'global', got "
+                        f"{window!r}.{did_you_mean(window, _WINDOW_WORDS)}"
+                    )
+                if window == "epoch" and not self.by_epoch:
+                    raise ValueError(f"{where}: window_size='epoch' needs by_epoch=True")
+
+    # ------------------------------------------------------------- public API
+    def get_log_after_iter(self, runner: Any, batch_idx: int, mode: str) -> tuple[dict, str]:
+        """Tag and log line after iteration ``batch_idx`` of ``mode`` ('train', 'val', 'test')."""
+        _check_mode(mode, _MODES)
+        custom = self._resolve_windows(runner, batch_idx, self.custom_cfg)
+        log_tag = self._collect_scalars(custom, runner, mode)
+        if mode == "train":
+            averaged = self._mean_over_ranks(runner, log_tag)
+            log_tag.update(averaged)
+        else:
+            averaged = {}
+        if self.log_with_hierarchy:
+            tag = self._collect_scalars(custom, runner, mode, keep_prefix=True)
+            tag.update({f"{mode}/{key}": value for key, value in averaged.items()})
+        else:
+            tag = dict(log_tag)
+
+        lr_items = []
+        for key, value in tag.items():
+            if key.endswith("lr"):
+                short = _strip(key, f"{mode}/")
+                log_tag.pop(short, None)
+                lr_items.append(f"{short}: {value:.{self.num_digits}e}")
+
+        log_str = self._iter_header(runner, batch_idx, mode, tag)
+        tag["iter"] = runner.iter + 1 if _has_train_loop(runner) else 0
+        log_str += " ".join(lr_items) + "  "
+
+        eta = runner.message_hub.runtime_info.get("eta")
+        if "time" in log_tag and "data_time" in log_tag and eta is not None:
+            digits = self.num_digits
+            log_str += f"eta: {datetime.timedelta(seconds=int(eta))}  "
+            log_str += f"time: {log_tag.pop('time'):.{digits}f}  "
+            log_str += f"data_time: {log_tag.pop('data_time'):.{digits}f}  "
+
+        memory = _max_cuda_memory_mb(runner)
+        if memory is not None:
+            log_str += f"memory: {memory}  "
+            tag["memory"] = memory
+
+        if mode in ("train", "val"):
+            items = [
+                f"{name}: {_format_value(value, self.num_digits)}"
+                for name, value in log_tag.items()
+                if mode == "train" or name.startswith("val/loss")
+            ]
+            log_str += "  ".join(items)
+        return tag, log_str
+
+    def get_log_after_epoch(
+        self, runner: Any, batch_idx: int, mode: str, with_non_scalar: bool = False
+    ) -> tuple[dict, str]:
+        """Tag and log line after a 'val' or 'test' epoch of ``batch_idx + 1`` batches."""
+        _check_mode(mode, ("val", "test"))
+        length = _dataloader_len(runner, mode)
+        if length is None:
+            length = batch_idx + 1
+        if not self.by_epoch:
+            log_str = f"Iter({mode}) [{length}/{length}]  "
+        elif mode == "val":
+            log_str = f"Epoch({mode}) [{_epoch(runner, mode)}][{length}/{length}]  "
+        else:
+            log_str = f"Epoch({mode}) [{length}/{length}]  "
+
+        custom = [dict(cfg) for cfg in self.custom_cfg]
+        custom_keys = {_strip(cfg["data_src"], f"{mode}/") for cfg in custom}
+        for key in ("time", "data_time"):
+            if key not in custom_keys:
+                custom.append(dict(data_src=key, window_size="epoch", method_name="mean"))
+        custom = self._resolve_windows(runner, batch_idx, custom)
+        collected = self._collect_scalars(custom, runner, mode, self.log_with_hierarchy)
+        non_scalars = self._collect_non_scalars(runner, mode)
+
+        time_keys = {"time", "data_time", f"{mode}/time", f"{mode}/data_time"}
+        tag = {key: value for key, value in collected.items() if key not in time_keys}
+        time_tag = {key: value for key, value in collected.items() if key in time_keys}
+        items = [
+            f"{name}: {_format_value(value, self.num_digits)}"
+            for part in (tag, non_scalars, time_tag)
+            for name, value in part.items()
+        ]
+        log_str += "  " + "  ".join(items)
+        if with_non_scalar:
+            tag.update(non_scalars)
+        tag.update(time_tag)
+        return tag, log_str
+
+    # ---------------------------------------------------------------- helpers
+    def _iter_header(self, runner: Any, batch_idx: int, mode: str, tag: dict) -> str:
+        if not self.by_epoch:
+            if mode == "train":
+                total = runner.max_iters
+                return f"Iter({mode}) [{str(runner.iter + 1).rjust(len(str(total)))}/{total}]  "
+            length = _dataloader_len(runner, mode)
+            return f"Iter({mode}) [{_progress(batch_idx + 1, length)}]  "
+        length = _dataloader_len(runner, mode)
+        progress = f"[{_progress(batch_idx + 1, length)}]"
+        if mode == "test":
+            return f"Epoch({mode}) {progress}  "
+        epoch = _epoch(runner, mode)
+        tag["epoch"] = epoch
+        epoch_str = f"[{epoch}]"
+        if _has_train_loop(runner):
+            # right-align the epoch so lines of different epochs line up
+            epoch_str = epoch_str.rjust(len(str(runner.max_epochs)) + 3)
+        return f"Epoch({mode}){epoch_str}{progress}  "
+
+    def _resolve_windows(
+        self, runner: Any, batch_idx: int, custom_cfg: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        resolved = []
+        for cfg in custom_cfg:
+            cfg = dict(cfg)
+            if cfg.get("window_size") == "epoch":
+                cfg["window_size"] = batch_idx + 1
+            elif cfg.get("window_size") == "global":
+                cfg["window_size"] = runner.iter + 1
+            resolved.append(cfg)
+        return resolved
+
+    def _collect_scalars(
+        self, custom_cfg: list[dict[str, Any]], runner: Any, mode: str, keep_prefix: bool = False
+    ) -> dict[str, Any]:
+        prefix = f"{mode}/"
+        buffers: dict[str, HistoryBuffer] = {
+            key: buffer
+            for key, buffer in runner.message_hub.log_scalars.items()
+            if key.startswith(prefix)
+        }
+        resolve_tensors(buffers.values())
+        tag: dict[str, Any] = {}
+        for key, buffer in buffers.items():
+            name = key if keep_prefix else key[len(prefix) :]
+            if self.mean_pattern.search(name) is not None:
+                tag[name] = buffer.mean(self.window_size)
+            else:
+                tag[name] = buffer.current()
+        for cfg in custom_cfg:
+            cfg = dict(cfg)
+            source = _strip(cfg.pop("data_src"), prefix)
+            log_name = _strip(cfg.pop("log_name", source), prefix)
+            source_buffer = buffers.get(prefix + source)
+            if source_buffer is None:
+                continue
+            method = cfg.pop("method_name")
+            value = source_buffer.statistics(method, **cfg)
+            tag[prefix + log_name if keep_prefix else log_name] = value
+        return tag
+
+    def _collect_non_scalars(self, runner: Any, mode: str) -> dict[str, Any]:
+        prefix = f"{mode}/"
+        return {
+            (key if self.log_with_hierarchy else key[len(prefix) :]): value
+            for key, value in runner.message_hub.runtime_info.items()
+            if key.startswith(prefix)
+        }
+
+    def _mean_over_ranks(self, runner: Any, values: dict[str, Any]) -> dict[str, float]:
+        """Average the loss entries of ``values`` over ranks with one all_reduce."""
+        if getattr(runner, "world_size", 1) <= 1:
+            return {}
+        keys = sorted(k for k, v in values.items() if "loss" in k and isinstance(v, (int, float)))
+        if not keys:
+            return {}
+        import torch
+        import torch.distributed as dist
+
+        if not (dist.is_available() and dist.is_initialized()):
+            return {}
+        device = torch.device("cpu")
+        if dist.get_backend() == "nccl":
+            device = torch.device("cuda", torch.cuda.current_device())
+        stacked = torch.tensor([float(values[k]) for k in keys], dtype=torch.float64, device=device)
+        dist.all_reduce(stacked)
+        stacked /= dist.get_world_size()
+        return dict(zip(keys, stacked.tolist()))
+
+
+def _has_train_loop(runner: Any) -> bool:
+    """Whether the runner trains (a test- or val-only runner has no built train loop)."""
+    if hasattr(runner, "_train_loop"):
+        loop = runner._train_loop
+    else:
+        try:
+            loop = getattr(runner, "train_loop", None)
+        except Exception:  # noqa: BLE001 - a runner without training may raise here
+            loop = None
+    return loop is not None and not isinstance(loop, dict)
+
+
+def _epoch(runner: Any, mode: str) -> int:
+    if mode == "train":
+        return int(runner.epoch) + 1
+    # validation runs after the train loop advanced the epoch counter
+    return int(runner.epoch) if _has_train_loop(runner) else 0
+
+
+def _dataloader_len(runner: Any, mode: str) -> int | None:
+    """Length of the ``mode`` loop's dataloader, or None when unknown (iterable datasets)."""
+    try:
+        loop = getattr(runner, f"{mode}_loop", None)
+    except Exception:  # noqa: BLE001
+        return None
+    dataloader = getattr(loop, "dataloader", None)
+    if dataloader is None:
+        return None
+    try:
+        return len(dataloader)
+    except (TypeError, NotImplementedError):
+        return None
+
+
+def _progress(current: int, total: int | None) -> str:
+    if total is None:
+        return f"{current}/?"
+    return f"{str(current).rjust(len(str(total)))}/{total}"
+
+
+def _max_cuda_memory_mb(runner: Any) -> int | None:
+    """Peak CUDA memory in MB since the last call (None without CUDA)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    device = getattr(getattr(runner, "model", None), "output_device", None)
+    memory = torch.cuda.max_memory_allocated(device) // (1024 * 1024)
+    torch.cuda.reset_peak_memory_stats(device)
+    return int(memory)

@@ -1,0 +1,78 @@
+"""BaseModule: an ``nn.Module`` whose weights are initialised from ``init_cfg``."""
+
+from __future__ import annotations
+
+import copy
+import logging
+from abc import ABCMeta
+from typing import Any
+
+from torch import nn
+
+from ..logging import print_log
+from .weight_init import initialize
+
+
+def _is_pretrained(cfg: dict[str, Any]) -> bool:
+    kind = cfg.get("type")
+    return kind == "Pretrained" or getattr(kind, "__name__", None) == "PretrainedInit"
+
+
+class BaseModule(nn.Module, metaclass=ABCMeta):
+    """``nn.Module`` with ``init_cfg`` and :meth:`init_weights` (mmengine's contract).
+
+    Args:
+        init_cfg: a dict or list of dicts for :func:`~cadence.model.weight_init.initialize`.
+    """
+
+    def __init__(self, init_cfg: dict[str, Any] | list[dict[str, Any]] | None = None) -> None:
+        super().__init__()
+        self._is_init = False
+        self.init_cfg = copy.deepcopy(init_cfg)
+
+    @property
+    def is_init(self) -> bool:
+        """Whether :meth:`init_weights` has run."""
+        return self._is_init
+
+    @is_init.setter
+    def is_init(self, value: bool) -> None:
+        self._is_init = value
+
+    def init_weights(self) -> None:
+        """Apply ``init_cfg``, then the children's ``init_weights``, then ``Pretrained`` configs.
+
+        Children initialise after their parent, so a child's own ``init_cfg``
+        wins over the parent's; a ``Pretrained`` config of this module is
+        applied last and overwrites both.
+        """
+        if self._is_init:
+            print_log(
+                f"init_weights of {type(self).__name__} has been called more than once",
+                logger="current",
+                level=logging.WARNING,
+            )
+            return
+        cfgs: list[dict[str, Any]] = []
+        if self.init_cfg:
+            cfgs = [self.init_cfg] if isinstance(self.init_cfg, dict) else list(self.init_cfg)
+        pretrained = [cfg for cfg in cfgs if _is_pretrained(cfg)]
+        others = [cfg for cfg in cfgs if not _is_pretrained(cfg)]
+        if others:
+            print_log(
+                f"initialize {type(self).__name__} with init_cfg {others}",
+                logger="current",
+                level=logging.DEBUG,
+            )
+            initialize(self, others)
+        for child in self.children():
+            child_init = getattr(child, "init_weights", None)
+            if callable(child_init) and not getattr(child, "is_init", False):
+                child_init()
+        if pretrained:
+            initialize(self, pretrained)
+        self._is_init = True
+
+    def __repr__(self) -> str:
+        text = super().__repr__()
+        return f"{text}\ninit_cfg={self.init_cfg}" if self.init_cfg else text

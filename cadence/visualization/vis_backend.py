@@ -1,0 +1,154 @@
+"""Visualisation backends: where scalars and configs are recorded.
+
+Backends create their output directories on first use, so building one
+costs nothing until something is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from ..registry import VISBACKENDS
+
+
+def to_json_value(value: Any) -> Any:
+    """A JSON-friendly form of ``value``: tensors and numpy values become numbers or lists."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        return value.item() if value.numel() == 1 else value.detach().cpu().tolist()
+    if hasattr(value, "tolist") and hasattr(value, "dtype"):  # numpy arrays and scalars
+        return value.tolist()
+    if isinstance(value, dict):
+        return {key: to_json_value(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json_value(item) for item in value]
+    return value
+
+
+class BaseVisBackend:
+    """What every backend offers; the default methods record nothing.
+
+    Args:
+        save_dir: the directory this backend writes under.
+    """
+
+    def __init__(self, save_dir: str | os.PathLike[str]) -> None:
+        self._save_dir = os.fspath(save_dir)
+        self._env_ready = False
+
+    @property
+    def save_dir(self) -> str:
+        """The directory this backend writes under."""
+        return self._save_dir
+
+    def _ensure_env(self) -> None:
+        if not self._env_ready:
+            self._init_env()
+            self._env_ready = True
+
+    def _init_env(self) -> None:
+        """Prepare the output (create directories, open connections); runs on first write."""
+
+    @property
+    def experiment(self) -> Any:
+        """The underlying writer object (the backend itself by default)."""
+        self._ensure_env()
+        return self
+
+    def add_config(self, config: Any, **kwargs: Any) -> None:
+        """Record the run's config."""
+
+    def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
+        """Record one scalar at ``step``."""
+
+    def add_scalars(
+        self,
+        scalar_dict: dict[str, Any],
+        step: int = 0,
+        file_path: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Record several scalars at ``step``."""
+
+    def close(self) -> None:
+        """Flush and release whatever the backend holds."""
+
+
+@VISBACKENDS.register_module()
+class LocalVisBackend(BaseVisBackend):
+    """Writes the config and JSON-lines scalar logs under ``save_dir``.
+
+    Args:
+        save_dir: output directory (created on first write).
+        img_save_dir: image subdirectory name (kept for configs; images come later).
+        config_save_file: file name of the config copy (``.py``).
+        scalar_save_file: file name of the scalar log (``.json``, one object per line).
+    """
+
+    def __init__(
+        self,
+        save_dir: str | os.PathLike[str],
+        img_save_dir: str = "vis_image",
+        config_save_file: str = "config.py",
+        scalar_save_file: str = "scalars.json",
+    ) -> None:
+        if not str(config_save_file).endswith(".py"):
+            raise ValueError(f"config_save_file must end with .py, got {config_save_file!r}")
+        if not str(scalar_save_file).endswith(".json"):
+            raise ValueError(f"scalar_save_file must end with .json, got {scalar_save_file!r}")
+        super().__init__(save_dir)
+        self._img_save_dir = os.path.join(self._save_dir, img_save_dir)
+        self._config_save_file = os.path.join(self._save_dir, config_save_file)
+        self._scalar_save_file = os.path.join(self._save_dir, scalar_save_file)
+
+    def _init_env(self) -> None:
+        os.makedirs(self._save_dir, exist_ok=True)
+
+    def add_config(self, config: Any, **kwargs: Any) -> None:
+        """Write ``config.pretty_text`` (or ``str(config)``) to the config file."""
+        self._ensure_env()
+        text = getattr(config, "pretty_text", None)
+        if not isinstance(text, str):
+            text = str(config)
+        with open(self._config_save_file, "w", encoding="utf-8") as file:
+            file.write(text)
+
+    def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
+        """Append ``{name: value, "step": step}`` as one JSON line."""
+        self._ensure_env()
+        self._append({name: to_json_value(value), "step": step}, self._scalar_save_file)
+
+    def add_scalars(
+        self,
+        scalar_dict: dict[str, Any],
+        step: int = 0,
+        file_path: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Append the scalars plus ``"step"`` as one JSON line (also to ``file_path`` if given).
+
+        A ``"step"`` already in ``scalar_dict`` is kept.
+        """
+        if not isinstance(scalar_dict, dict):
+            raise TypeError(f"scalar_dict must be a dict, got {type(scalar_dict).__name__}")
+        self._ensure_env()
+        record = {key: to_json_value(value) for key, value in scalar_dict.items()}
+        record.setdefault("step", step)
+        if file_path is not None:
+            if not str(file_path).endswith(".json"):
+                raise ValueError(f"file_path must end with .json, got {file_path!r}")
+            extra = os.path.join(self._save_dir, file_path)
+            if os.path.abspath(extra) == os.path.abspath(self._scalar_save_file):
+                raise ValueError(
+                    f"file_path {file_path!r} is the scalar log itself; choose another name"
+                )
+            self._append(record, extra)
+        self._append(record, self._scalar_save_file)
+
+    @staticmethod
+    def _append(record: dict[str, Any], path: str) -> None:
+        with open(path, "a", encoding="utf-8") as file:
+            file.write(json.dumps(record) + "\n")

@@ -1,0 +1,132 @@
+"""Visualizer: forwards what the run records to every configured backend."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+from ..logging._rank import process_rank
+from ..logging.instances import GlobalInstanceMixin
+from ..registry import VISBACKENDS, VISUALIZERS
+from .vis_backend import BaseVisBackend
+
+BackendCfg = dict[str, Any] | BaseVisBackend
+
+
+@VISUALIZERS.register_module()
+class Visualizer(GlobalInstanceMixin):
+    """Sends configs and scalars to its backends (rank 0 only), fetchable by name.
+
+    Args:
+        name: instance name; constructing makes it the current visualizer.
+        vis_backends: backend configs (``VISBACKENDS``) or instances, one or a list.
+            A config may carry ``name`` (default: the class name).
+        save_dir: run directory; backends write under ``<save_dir>/vis_data``
+            as in mmengine. Backend configs are skipped (with a warning) when
+            it is None.
+        image: accepted for mmengine compatibility (image drawing comes later).
+    """
+
+    _default_instance_name = "visualizer"
+
+    def __init__(
+        self,
+        name: str = "visualizer",
+        image: Any = None,
+        vis_backends: BackendCfg | list[BackendCfg] | None = None,
+        save_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self._image = image
+        self._dataset_meta: dict[str, Any] | None = None
+        self._vis_backends: dict[str, BaseVisBackend] = {}
+        backends = (
+            [vis_backends] if isinstance(vis_backends, (dict, BaseVisBackend)) else vis_backends
+        )
+        if backends is None:
+            backends = []
+        if not isinstance(backends, (list, tuple)):
+            raise TypeError(
+                f"vis_backends must be a backend config dict, a backend, or a list of them; "
+                f"got {type(vis_backends).__name__}"
+            )
+        data_dir = None if save_dir is None else os.path.join(os.fspath(save_dir), "vis_data")
+        for index, item in enumerate(backends):
+            self._add_backend(index, item, data_dir)
+        super().__init__(name)
+
+    def _add_backend(self, index: int, item: Any, data_dir: str | None) -> None:
+        if isinstance(item, dict):
+            cfg = dict(item)
+            backend_name = cfg.pop("name", None)
+            if data_dir is None and "save_dir" not in cfg:
+                warnings.warn(
+                    f"Visualizer: vis_backends[{index}] ({cfg.get('type')}) is skipped because "
+                    "no save_dir was given",
+                    stacklevel=3,
+                )
+                return
+            backend = VISBACKENDS.build(cfg, default_args={"save_dir": data_dir})
+        elif isinstance(item, BaseVisBackend):
+            backend_name, backend = None, item
+        else:
+            raise TypeError(
+                f"vis_backends[{index}] must be a config dict or a BaseVisBackend, got "
+                f"{type(item).__name__}"
+            )
+        backend_name = backend_name or type(backend).__name__
+        if backend_name in self._vis_backends:
+            raise ValueError(
+                f"two vis_backends are named '{backend_name}'; give one a different name="
+            )
+        self._vis_backends[backend_name] = backend
+
+    @property
+    def dataset_meta(self) -> dict[str, Any] | None:
+        """Dataset meta information (class names, palette) for subclasses that draw."""
+        return self._dataset_meta
+
+    @dataset_meta.setter
+    def dataset_meta(self, meta: dict[str, Any] | None) -> None:
+        self._dataset_meta = meta
+
+    @property
+    def backends(self) -> dict[str, BaseVisBackend]:
+        """The backends by name."""
+        return self._vis_backends
+
+    def get_backend(self, name: str) -> BaseVisBackend | None:
+        """The backend called ``name``, or None."""
+        return self._vis_backends.get(name)
+
+    def add_config(self, config: Any, **kwargs: Any) -> None:
+        """Record the config in every backend."""
+        if process_rank() == 0:
+            for backend in self._vis_backends.values():
+                backend.add_config(config, **kwargs)
+
+    def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
+        """Record one scalar in every backend."""
+        if process_rank() == 0:
+            for backend in self._vis_backends.values():
+                backend.add_scalar(name, value, step, **kwargs)
+
+    def add_scalars(
+        self,
+        scalar_dict: dict[str, Any],
+        step: int = 0,
+        file_path: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Record several scalars in every backend."""
+        if process_rank() == 0:
+            for backend in self._vis_backends.values():
+                backend.add_scalars(scalar_dict, step, file_path, **kwargs)
+
+    def add_datasample(self, *args: Any, **kwargs: Any) -> None:
+        """Draw a data sample; the base visualizer draws nothing (subclasses do)."""
+
+    def close(self) -> None:
+        """Close every backend."""
+        for backend in self._vis_backends.values():
+            backend.close()

@@ -1,0 +1,152 @@
+"""MessageHub: scalars, runtime info, resumable state and named instances."""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import pytest
+import torch
+
+from cadence.logging import HistoryBuffer, MessageHub, isolated_instances
+
+
+def test_scalars_accumulate_in_history_buffers():
+    hub = MessageHub("hub")
+    hub.update_scalar("train/loss", 1.0)
+    hub.update_scalar("train/loss", torch.tensor(3.0))
+    buffer = hub.get_scalar("train/loss")
+    assert buffer is hub.log_scalars["train/loss"]
+    assert buffer.mean() == 2.0
+    hub.update_scalars({"a": 1.0, "b": {"value": 6.0, "count": 3}, "c": torch.tensor(2.0)})
+    assert hub.get_scalar("b").mean() == 2.0  # 6 / 3
+    assert hub.get_scalar("c").current() == 2.0
+    assert list(hub.log_scalars) == ["train/loss", "a", "b", "c"]
+
+
+def test_missing_scalar_suggests_close_names():
+    hub = MessageHub("hub")
+    hub.update_scalar("train/loss", 1.0)
+    with pytest.raises(KeyError, match="Did you mean 'train/loss'"):
+        hub.get_scalar("train/los")
+
+
+def test_update_scalars_checks_its_input():
+    hub = MessageHub("hub")
+    with pytest.raises(KeyError, match="value"):
+        hub.update_scalars({"a": {"count": 2}})
+    with pytest.raises(TypeError, match="dict"):
+        hub.update_scalars([("a", 1.0)])
+
+
+def test_runtime_info():
+    hub = MessageHub("hub")
+    hub.update_info("eta", 12.5)
+    hub.update_info_dict({"epoch": 3, "iter": 30})
+    assert hub.get_info("eta") == 12.5
+    assert hub.get_info("missing", "default") == "default"
+    assert hub.runtime_info == {"eta": 12.5, "epoch": 3, "iter": 30}
+    assert hub.pop_info("eta") == 12.5 and hub.get_info("eta") is None
+
+
+def test_resumed_flag_cannot_change():
+    hub = MessageHub("hub")
+    hub.update_scalar("time", 1.0, resumed=False)
+    hub.update_scalar("time", 2.0, resumed=False)
+    with pytest.raises(ValueError, match="resumed=False"):
+        hub.update_scalar("time", 3.0)
+
+
+def test_state_dict_keeps_resumed_keys_only_as_plain_data():
+    hub = MessageHub("hub")
+    hub.update_scalar("train/loss", torch.tensor(2.0))
+    hub.update_scalar("train/loss", 4.0)
+    hub.update_scalar("train/time", 0.1, resumed=False)
+    hub.update_info("epoch", 3)
+    hub.update_info("best", torch.tensor(0.75))
+    hub.update_info("eta", 10.0, resumed=False)
+    state = hub.state_dict()
+    assert state["log_scalars"] == {
+        "train/loss": {"values": [2.0, 4.0], "counts": [1, 1], "max_length": 1_000_000}
+    }
+    assert state["runtime_info"] == {"epoch": 3, "best": 0.75}
+    assert type(state["runtime_info"]["best"]) is float
+    assert state["resumed_keys"]["train/time"] is False
+
+    # survives a weights_only checkpoint round trip
+    blob = io.BytesIO()
+    torch.save(state, blob)
+    blob.seek(0)
+    loaded = torch.load(blob, weights_only=True)
+
+    fresh = MessageHub("fresh")
+    fresh.load_state_dict(loaded)
+    assert fresh.get_scalar("train/loss").mean() == 3.0
+    assert fresh.get_info("epoch") == 3 and fresh.get_info("best") == 0.75
+    assert "train/time" not in fresh.log_scalars
+    assert fresh.state_dict() == state | {
+        "resumed_keys": {"train/loss": True, "epoch": True, "best": True}
+    }
+
+
+def test_load_state_dict_accepts_buffers_and_hubs():
+    source = MessageHub("source")
+    source.update_scalar("x", 5.0)
+    source.update_info("note", {"a": [1]})
+    target = MessageHub("target")
+    target.load_state_dict(
+        {"log_scalars": {"y": HistoryBuffer([1.0], [1])}, "runtime_info": {}, "resumed_keys": {}}
+    )
+    assert target.get_scalar("y").current() == 1.0
+    target.load_state_dict(source)
+    assert target.get_scalar("x").current() == 5.0
+    assert target.get_info("note") == {"a": [1]}
+    assert target.get_info("note") is not source.get_info("note")
+    with pytest.raises(KeyError, match="resumed_keys"):
+        target.load_state_dict({"log_scalars": {}, "runtime_info": {}})
+
+
+def test_get_instance_fetches_by_name_and_makes_current():
+    first = MessageHub.get_instance("first")
+    second = MessageHub.get_instance("second")
+    assert MessageHub.get_current_instance() is second
+    assert MessageHub.get_instance("first") is first
+    assert MessageHub.get_current_instance() is first
+    assert first.instance_name == "first"
+    assert MessageHub.check_instance_created("second")
+    assert not MessageHub.check_instance_created("third")
+    with pytest.warns(UserWarning, match="already exists"):
+        MessageHub.get_instance("first", runtime_info={"a": 1})
+
+
+def test_constructing_registers_and_current_defaults():
+    assert MessageHub.get_current_instance().instance_name == "cadence"
+    built = MessageHub("built", runtime_info={"a": 1})
+    assert MessageHub.get_current_instance() is built
+    assert MessageHub.get_instance("built") is built
+    with pytest.raises(TypeError, match="non-empty str"):
+        MessageHub("")
+
+
+def test_isolated_instances_restores_the_registry():
+    outer = MessageHub.get_instance("outer")
+    with isolated_instances():
+        assert not MessageHub.check_instance_created("outer")  # starts empty
+        inner = MessageHub.get_instance("inner")
+        assert MessageHub.get_current_instance() is inner
+    assert not MessageHub.check_instance_created("inner")
+    assert MessageHub.get_current_instance() is outer
+    with isolated_instances(start_empty=False):
+        assert MessageHub.get_current_instance() is outer
+        MessageHub.get_instance("kept only inside")
+    assert not MessageHub.check_instance_created("kept only inside")
+
+
+def test_constructor_checks_arguments():
+    with pytest.raises(TypeError, match="HistoryBuffer"):
+        MessageHub("bad", log_scalars={"x": [1.0]})
+    with pytest.raises(KeyError, match="resumed key 'y'"):
+        MessageHub("bad", resumed_keys={"y": True})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        MessageHub("ok", log_scalars={"x": HistoryBuffer()}, resumed_keys={"x": False})
