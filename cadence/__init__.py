@@ -6,7 +6,7 @@ from typing import Any
 
 from .version import __version__
 
-__all__ = ["Config", "__version__"]
+__all__ = ["Config", "Runner", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -15,4 +15,8 @@ def __getattr__(name: str) -> Any:
         from .config import Config
 
         return Config
+    if name == "Runner":
+        from .runner import Runner
+
+        return Runner
     raise AttributeError(f"module 'cadence' has no attribute '{name}'")
