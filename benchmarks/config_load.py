@@ -55,7 +55,7 @@ EXPERIMENTS_PER_FAMILY = 5
 # left alone, so `{{_base_.x}}` can be written as is.
 # --------------------------------------------------------------------------
 
-RUNTIME = '''\
+RUNTIME = """\
 # Runtime settings shared by every experiment.
 default_scope = 'mmdet'
 
@@ -103,9 +103,9 @@ randomness = dict(seed=None, deterministic=False, diff_rank_seed=False)
 num_gpus = 8
 samples_per_gpu = 2
 world_batch_size = num_gpus * samples_per_gpu
-'''
+"""
 
-MODEL = '''\
+MODEL = """\
 # Two-stage detector family, variant $k.
 norm_cfg = dict(type='$norm', requires_grad=True)
 model = dict(
@@ -219,9 +219,9 @@ model = dict(
             score_thr=0.05,
             nms=dict(type='nms', iou_threshold=0.5),
             max_per_img=100)))
-'''
+"""
 
-DATASET = '''\
+DATASET = """\
 # Detection data settings, variant $k.
 dataset_type = '$dataset_type'
 data_root = 'data/$data_dir/'
@@ -308,9 +308,9 @@ test_evaluator = dict(
     format_only=True,
     outfile_prefix='./work_dirs/$data_dir/test',
     backend_args=backend_args)
-'''
+"""
 
-SCHEDULE = '''\
+SCHEDULE = """\
 # Epoch-based schedule, variant $k.
 max_epochs = $epochs
 train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs,
@@ -358,9 +358,9 @@ custom_hooks = [
         update_buffers=True,
         priority=49),
 ]
-'''
+"""
 
-FAMILY = '''\
+FAMILY = """\
 _base_ = [
     '../_base_/models/model_$m.py',
     '../_base_/datasets/dataset_$d.py',
@@ -370,9 +370,9 @@ _base_ = [
 model = dict(roi_head=dict(bbox_head=dict(num_classes=$num_classes)))
 train_dataloader = dict(batch_size=$batch_size, num_workers=4)
 default_hooks = dict(logger=dict(interval=$log_interval))
-'''
+"""
 
-LEVEL3 = '''\
+LEVEL3 = """\
 _base_ = '../families/family_$f.py'
 
 # Longer schedule: the parent's list is replaced, not merged.
@@ -385,9 +385,9 @@ param_scheduler = [
 val_evaluator = dict(metric=['bbox', 'proposal'])
 test_evaluator = {{_base_.val_evaluator}}
 auto_scale_lr = dict(enable=True)
-'''
+"""
 
-LEVEL4 = '''\
+LEVEL4 = """\
 _base_ = ['./exp_${i}_a.py']
 
 model = dict(
@@ -410,9 +410,9 @@ train_pipeline = _base_.train_pipeline[:-1] + [
     dict(type='RandomErasing', n_patches=(0, $patches), ratio=(0, 0.2)),
     dict(type='PackDetInputs'),
 ]
-'''
+"""
 
-LEVEL5 = '''\
+LEVEL5 = """\
 _base_ = '../variants/exp_${i}_b.py'
 
 train_dataloader = dict(
@@ -423,82 +423,82 @@ default_hooks = dict(
     visualization=dict(_delete_=True, type='DetVisualizationHook',
                        draw=True, interval=$vis))
 work_dir = './work_dirs/exp_$i'
-'''
+"""
 
 
 def _write(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, 'w', encoding='utf-8') as f:
+    with open(path, "w", encoding="utf-8") as f:
         f.write(text)
 
 
 def generate_corpus(root, n):
     """Write the corpus under ``root``; return the experiment paths."""
-    _write(os.path.join(root, '_base_', 'default_runtime.py'), RUNTIME)
+    _write(os.path.join(root, "_base_", "default_runtime.py"), RUNTIME)
     for k in range(N_MODELS):
         _write(
-            os.path.join(root, '_base_', 'models', f'model_{k}.py'),
+            os.path.join(root, "_base_", "models", f"model_{k}.py"),
             Template(MODEL).substitute(
                 k=k,
                 depth=(50, 101, 152)[k],
-                norm=('BN', 'SyncBN', 'GN')[k],
+                norm=("BN", "SyncBN", "GN")[k],
                 channels=(256, 256, 128)[k],
-                bbox_loss=('L1Loss', 'SmoothL1Loss', 'GIoULoss')[k]))
+                bbox_loss=("L1Loss", "SmoothL1Loss", "GIoULoss")[k],
+            ),
+        )
     for k in range(N_DATASETS):
         _write(
-            os.path.join(root, '_base_', 'datasets', f'dataset_{k}.py'),
+            os.path.join(root, "_base_", "datasets", f"dataset_{k}.py"),
             Template(DATASET).substitute(
                 k=k,
-                dataset_type=('CocoDataset', 'LVISV1Dataset',
-                              'CityscapesDataset')[k],
-                data_dir=('coco', 'lvis_v1', 'cityscapes')[k],
+                dataset_type=("CocoDataset", "LVISV1Dataset", "CityscapesDataset")[k],
+                data_dir=("coco", "lvis_v1", "cityscapes")[k],
                 scale_w=(1333, 1333, 2048)[k],
                 scale_h=(800, 800, 1024)[k],
                 repeat=(1, 2, 8)[k],
-                classwise=(False, True, True)[k]))
+                classwise=(False, True, True)[k],
+            ),
+        )
     for k in range(N_SCHEDULES):
         _write(
-            os.path.join(root, '_base_', 'schedules', f'schedule_{k}.py'),
+            os.path.join(root, "_base_", "schedules", f"schedule_{k}.py"),
             Template(SCHEDULE).substitute(
-                k=k,
-                epochs=(12, 24)[k],
-                m1=(8, 16)[k],
-                m2=(11, 22)[k],
-                lr=(0.02, 0.01)[k]))
-    n_families = max(1, (n + EXPERIMENTS_PER_FAMILY - 1) //
-                     EXPERIMENTS_PER_FAMILY)
+                k=k, epochs=(12, 24)[k], m1=(8, 16)[k], m2=(11, 22)[k], lr=(0.02, 0.01)[k]
+            ),
+        )
+    n_families = max(1, (n + EXPERIMENTS_PER_FAMILY - 1) // EXPERIMENTS_PER_FAMILY)
     for f in range(n_families):
         _write(
-            os.path.join(root, 'families', f'family_{f}.py'),
+            os.path.join(root, "families", f"family_{f}.py"),
             Template(FAMILY).substitute(
                 m=f % N_MODELS,
                 d=(f // N_MODELS) % N_DATASETS,
                 s=f % N_SCHEDULES,
                 num_classes=(80, 1203, 8)[(f // N_MODELS) % N_DATASETS],
                 batch_size=2 + f % 3,
-                log_interval=50 + 10 * (f % 4)))
+                log_interval=50 + 10 * (f % 4),
+            ),
+        )
     experiments = []
     for e in range(n):
-        i = f'{e:03d}'
+        i = f"{e:03d}"
         _write(
-            os.path.join(root, 'variants', f'exp_{i}_a.py'),
+            os.path.join(root, "variants", f"exp_{i}_a.py"),
             Template(LEVEL3).substitute(
                 f=e // EXPERIMENTS_PER_FAMILY,
                 warmup=250 + 50 * (e % 5),
                 m1=6 + e % 3,
-                m2=10 + e % 2))
+                m2=10 + e % 2,
+            ),
+        )
         _write(
-            os.path.join(root, 'variants', f'exp_{i}_b.py'),
+            os.path.join(root, "variants", f"exp_{i}_b.py"),
             Template(LEVEL4).substitute(
-                i=i,
-                groups=(32, 64)[e % 2],
-                lr_scale=(0.5, 1.0, 2.0)[e % 3],
-                patches=3 + e % 4))
-        path = os.path.join(root, 'experiments', f'exp_{i}.py')
-        _write(
-            path,
-            Template(LEVEL5).substitute(
-                i=i, ckpt=1 + e % 3, vis=25 * (1 + e % 4)))
+                i=i, groups=(32, 64)[e % 2], lr_scale=(0.5, 1.0, 2.0)[e % 3], patches=3 + e % 4
+            ),
+        )
+        path = os.path.join(root, "experiments", f"exp_{i}.py")
+        _write(path, Template(LEVEL5).substitute(i=i, ckpt=1 + e % 3, vis=25 * (1 + e % 4)))
         experiments.append(path)
     return experiments
 
@@ -507,9 +507,9 @@ def corpus_stats(root):
     files = lines = 0
     for dirpath, _, names in os.walk(root):
         for name in names:
-            if name.endswith('.py'):
+            if name.endswith(".py"):
                 files += 1
-                with open(os.path.join(dirpath, name), encoding='utf-8') as f:
+                with open(os.path.join(dirpath, name), encoding="utf-8") as f:
                     lines += sum(1 for _ in f)
     return files, lines
 
@@ -523,17 +523,17 @@ def _digest(value):
 
     def enc(v):
         if isinstance(v, dict):
-            return {'d': [[enc(k), enc(x)] for k, x in v.items()]}
+            return {"d": [[enc(k), enc(x)] for k, x in v.items()]}
         if isinstance(v, tuple):
-            return {'t': [enc(x) for x in v]}
+            return {"t": [enc(x) for x in v]}
         if isinstance(v, list):
             return [enc(x) for x in v]
         if v is None or isinstance(v, (bool, int, float, str)):
             return [type(v).__name__, v]
-        return ['object', repr(v)]
+        return ["object", repr(v)]
 
     text = json.dumps(enc(value), sort_keys=True)
-    return hashlib.sha256(text.encode('utf-8')).hexdigest()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def time_loader(loader, experiments, rounds, warmup=1, verify=False):
@@ -543,19 +543,22 @@ def time_loader(loader, experiments, rounds, warmup=1, verify=False):
     seconds of each timed round, the loader's version and, with
     ``verify``, a digest of each experiment's ``to_dict()``.
     """
-    if loader == 'cadence':
+    if loader == "cadence":
         import cadence
         from cadence.config import Config
-        version = getattr(cadence, '__version__', '?')
-    elif loader == 'mmengine':
+
+        version = getattr(cadence, "__version__", "?")
+    elif loader == "mmengine":
         import mmengine
         from mmengine.config import Config
+
         version = mmengine.__version__
     else:
         raise ValueError(loader)
 
     # mmengine logs a line per config in some situations; keep it quiet.
     import logging
+
     logging.disable(logging.WARNING)
     try:
         for _ in range(warmup):
@@ -569,10 +572,7 @@ def time_loader(loader, experiments, rounds, warmup=1, verify=False):
             times.append(time.perf_counter() - start)
         digests = None
         if verify:
-            digests = [
-                _digest(Config.fromfile(path).to_dict())
-                for path in experiments
-            ]
+            digests = [_digest(Config.fromfile(path).to_dict()) for path in experiments]
     finally:
         logging.disable(logging.NOTSET)
     return dict(
@@ -580,33 +580,40 @@ def time_loader(loader, experiments, rounds, warmup=1, verify=False):
         version=str(version),
         python=platform.python_version(),
         times=times,
-        digests=digests)
+        digests=digests,
+    )
 
 
-def time_in_subprocess(python, loader, corpus, experiments, rounds, warmup,
-                       verify):
+def time_in_subprocess(python, loader, corpus, experiments, rounds, warmup, verify):
     cmd = [
         python,
-        os.path.abspath(__file__), '--worker', loader, '--corpus', corpus,
-        '--n',
-        str(len(experiments)), '--rounds',
-        str(rounds), '--warmup',
-        str(warmup)
+        os.path.abspath(__file__),
+        "--worker",
+        loader,
+        "--corpus",
+        corpus,
+        "--n",
+        str(len(experiments)),
+        "--rounds",
+        str(rounds),
+        "--warmup",
+        str(warmup),
     ]
     if verify:
-        cmd.append('--verify')
+        cmd.append("--verify")
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
     except OSError as e:
-        raise RuntimeError(f'cannot run {python}: {e}') from e
+        raise RuntimeError(f"cannot run {python}: {e}") from e
     if proc.returncode != 0:
-        raise RuntimeError(f'{" ".join(cmd)} failed:\n{proc.stderr}')
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr}")
     # The result is the last line; loaders may print before it.
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def _importable(name):
     import importlib.util
+
     try:
         return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):
@@ -614,47 +621,47 @@ def _importable(name):
 
 
 def _experiment_paths(corpus, n):
-    return [
-        os.path.join(corpus, 'experiments', f'exp_{e:03d}.py')
-        for e in range(n)
-    ]
+    return [os.path.join(corpus, "experiments", f"exp_{e:03d}.py") for e in range(n)]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        description='Time Config.fromfile on a generated OpenMMLab-style '
-        'corpus (cadence, and mmengine when available).')
+        description="Time Config.fromfile on a generated OpenMMLab-style "
+        "corpus (cadence, and mmengine when available)."
+    )
+    parser.add_argument("--n", type=int, default=50, help="number of experiments (50)")
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds (5)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed rounds first (1)")
     parser.add_argument(
-        '--n', type=int, default=50, help='number of experiments (50)')
+        "--mmengine-python",
+        metavar="PATH",
+        help="interpreter with mmengine installed; the mmengine timing "
+        "runs in a subprocess with it on the same corpus",
+    )
     parser.add_argument(
-        '--rounds', type=int, default=5, help='timed rounds (5)')
+        "--verify",
+        action="store_true",
+        help="also check that cadence and mmengine give the same to_dict()",
+    )
     parser.add_argument(
-        '--warmup', type=int, default=1, help='untimed rounds first (1)')
-    parser.add_argument(
-        '--mmengine-python',
-        metavar='PATH',
-        help='interpreter with mmengine installed; the mmengine timing '
-        'runs in a subprocess with it on the same corpus')
-    parser.add_argument(
-        '--verify',
-        action='store_true',
-        help='also check that cadence and mmengine give the same to_dict()')
-    parser.add_argument(
-        '--keep',
-        metavar='DIR',
-        help='write the corpus to DIR and keep it (default: a temporary '
-        'directory that is removed)')
-    parser.add_argument('--worker', choices=['cadence', 'mmengine'],
-                        help=argparse.SUPPRESS)
-    parser.add_argument('--corpus', help=argparse.SUPPRESS)
+        "--keep",
+        metavar="DIR",
+        help="write the corpus to DIR and keep it (default: a temporary directory that is removed)",
+    )
+    parser.add_argument("--worker", choices=["cadence", "mmengine"], help=argparse.SUPPRESS)
+    parser.add_argument("--corpus", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.n < 1 or args.rounds < 1 or args.warmup < 0:
-        parser.error('--n and --rounds must be >= 1, --warmup >= 0')
+        parser.error("--n and --rounds must be >= 1, --warmup >= 0")
 
     if args.worker:  # subprocess mode: time one loader, print JSON
-        result = time_loader(args.worker,
-                             _experiment_paths(args.corpus, args.n),
-                             args.rounds, args.warmup, args.verify)
+        result = time_loader(
+            args.worker,
+            _experiment_paths(args.corpus, args.n),
+            args.rounds,
+            args.warmup,
+            args.verify,
+        )
         print(json.dumps(result))
         return 0
 
@@ -665,85 +672,98 @@ def main(argv=None):
         os.makedirs(corpus)
         cleanup = None
     else:
-        corpus = tempfile.mkdtemp(prefix='cadence-config-bench-')
+        corpus = tempfile.mkdtemp(prefix="cadence-config-bench-")
         cleanup = corpus
     try:
         experiments = generate_corpus(corpus, args.n)
         files, lines = corpus_stats(corpus)
-        print(f'corpus: {args.n} experiments with 5-level _base_ chains, '
-              f'{files} files, {lines} lines'
-              + (f' ({corpus})' if args.keep else ''))
-        print(f'rounds: {args.rounds} timed (median reported), '
-              f'{args.warmup} warm-up')
+        print(
+            f"corpus: {args.n} experiments with 5-level _base_ chains, "
+            f"{files} files, {lines} lines" + (f" ({corpus})" if args.keep else "")
+        )
+        print(f"rounds: {args.rounds} timed (median reported), {args.warmup} warm-up")
 
         results = []
-        if _importable('cadence'):
+        if _importable("cadence"):
             results.append(
-                time_loader('cadence', experiments, args.rounds, args.warmup,
-                            args.verify))
+                time_loader("cadence", experiments, args.rounds, args.warmup, args.verify)
+            )
         else:
-            print('cadence is not importable here: skipped')
+            print("cadence is not importable here: skipped")
         if args.mmengine_python:
             try:
                 results.append(
-                    time_in_subprocess(args.mmengine_python, 'mmengine',
-                                       corpus, experiments, args.rounds,
-                                       args.warmup, args.verify))
+                    time_in_subprocess(
+                        args.mmengine_python,
+                        "mmengine",
+                        corpus,
+                        experiments,
+                        args.rounds,
+                        args.warmup,
+                        args.verify,
+                    )
+                )
             except RuntimeError as e:
-                print(f'mmengine timing failed: {e}', file=sys.stderr)
+                print(f"mmengine timing failed: {e}", file=sys.stderr)
                 return 2
-        elif _importable('mmengine'):
+        elif _importable("mmengine"):
             results.append(
-                time_loader('mmengine', experiments, args.rounds,
-                            args.warmup, args.verify))
+                time_loader("mmengine", experiments, args.rounds, args.warmup, args.verify)
+            )
         else:
-            print('mmengine is not importable here and --mmengine-python '
-                  'was not given: no comparison')
+            print(
+                "mmengine is not importable here and --mmengine-python was not given: no comparison"
+            )
         if not results:
-            print('nothing to time')
+            print("nothing to time")
             return 1
 
         print()
-        header = (f'{"loader":<10}{"version":<10}{"python":<9}'
-                  f'{"configs/s":>11}{"ms/config":>11}{"src files/s":>13}'
-                  f'{"best ms/cfg":>13}')
+        header = (
+            f"{'loader':<10}{'version':<10}{'python':<9}"
+            f"{'configs/s':>11}{'ms/config':>11}{'src files/s':>13}"
+            f"{'best ms/cfg':>13}"
+        )
         print(header)
-        print('-' * len(header))
+        print("-" * len(header))
         rate = {}
         for r in results:
-            median = statistics.median(r['times'])
-            best = min(r['times'])
-            rate[r['loader']] = args.n / median
-            print(f'{r["loader"]:<10}{r["version"]:<10}{r["python"]:<9}'
-                  f'{args.n / median:>11.1f}'
-                  f'{1000 * median / args.n:>11.2f}'
-                  f'{FILES_PER_EXPERIMENT * args.n / median:>13.1f}'
-                  f'{1000 * best / args.n:>13.2f}')
-        if 'cadence' in rate and 'mmengine' in rate:
-            print(f'\nratio cadence/mmengine (configs/s): '
-                  f'{rate["cadence"] / rate["mmengine"]:.2f}x')
+            median = statistics.median(r["times"])
+            best = min(r["times"])
+            rate[r["loader"]] = args.n / median
+            print(
+                f"{r['loader']:<10}{r['version']:<10}{r['python']:<9}"
+                f"{args.n / median:>11.1f}"
+                f"{1000 * median / args.n:>11.2f}"
+                f"{FILES_PER_EXPERIMENT * args.n / median:>13.1f}"
+                f"{1000 * best / args.n:>13.2f}"
+            )
+        if "cadence" in rate and "mmengine" in rate:
+            print(
+                f"\nratio cadence/mmengine (configs/s): {rate['cadence'] / rate['mmengine']:.2f}x"
+            )
 
         status = 0
         if args.verify:
-            by = {r['loader']: r['digests'] for r in results}
-            if 'cadence' in by and 'mmengine' in by:
+            by = {r["loader"]: r["digests"] for r in results}
+            if "cadence" in by and "mmengine" in by:
                 bad = [
-                    os.path.basename(p) for p, a, b in zip(
-                        experiments, by['cadence'], by['mmengine']) if a != b
+                    os.path.basename(p)
+                    for p, a, b in zip(experiments, by["cadence"], by["mmengine"])
+                    if a != b
                 ]
                 if bad:
-                    print(f'verify: {len(bad)} experiments differ: '
-                          f'{", ".join(bad[:10])}')
+                    print(f"verify: {len(bad)} experiments differ: {', '.join(bad[:10])}")
                     status = 1
                 else:
-                    print(f'verify: all {args.n} to_dict() results match')
+                    print(f"verify: all {args.n} to_dict() results match")
             else:
-                print('verify: needs both cadence and mmengine')
+                print("verify: needs both cadence and mmengine")
         return status
     finally:
         if cleanup:
             shutil.rmtree(cleanup, ignore_errors=True)
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     sys.exit(main())

@@ -130,12 +130,12 @@ class BaseStrategy:
         from ..optim import build_optim_wrapper, build_param_schedulers
 
         kwargs = dict(dispatch_kwargs or {})
-        module = as_cadence_model(self.build_model(model))
-        module = module.to(self.device)
-        if compile:
-            options = dict(compile) if isinstance(compile, Mapping) else {}
-            module.compile(**options)
-        self.model = self.wrap_model(module)
+        if self.model is None or model is not self.model:  # not placed yet
+            module = as_cadence_model(self.build_model(model)).to(self.device)
+            if compile:
+                options = dict(compile) if isinstance(compile, Mapping) else {}
+                module.compile(**options)
+            self.model = self.wrap_model(module)
         if optim_wrapper is not None:
             self.optim_wrapper = build_optim_wrapper(self.unwrap(self.model), optim_wrapper)
             scale = kwargs.get("lr_scale")

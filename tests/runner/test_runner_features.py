@@ -239,3 +239,18 @@ def test_compile_true_trains_the_same_model_shape(tmp_path):
     runner, recorder = run(base_cfg(tmp_path, compile=True, train_cfg=dict(max_epochs=1)))
     assert recorder.losses[-1] < recorder.losses[0]
     assert runner.model._compiled_call_impl is not None  # nn.Module.compile() was applied
+
+
+def test_train_after_test_reuses_the_placed_model(tmp_path):
+    cfg = base_cfg(
+        tmp_path,
+        test_dataloader=loader(n=64, seed=2, shuffle=False),
+        test_cfg=dict(),
+        test_evaluator=dict(type="Accuracy"),
+    )
+    runner = Runner.from_cfg(cfg)
+    before = runner.test()["accuracy/top1"]
+    placed = runner.model
+    runner.train()
+    assert runner.model is placed
+    assert runner.test()["accuracy/top1"] > before
