@@ -1,7 +1,13 @@
 """Strategies: device placement, wrapping, precision and checkpoint I/O."""
 
 from .base import BaseStrategy, scale_lr
+from .ddp import CadenceDistributedDataParallel, DDPStrategy
 from .env import apply_env_cfg, set_random_seed
+from .launch import infer_launcher, init_process_group, process_info
 from .single_device import SingleDeviceStrategy
 
-__all__ = ["BaseStrategy", "SingleDeviceStrategy", "apply_env_cfg", "scale_lr", "set_random_seed"]
+__all__ = [
+    "BaseStrategy", "CadenceDistributedDataParallel", "DDPStrategy", "SingleDeviceStrategy",
+    "apply_env_cfg", "infer_launcher", "init_process_group", "process_info", "scale_lr",
+    "set_random_seed",
+]  # fmt: skip

@@ -242,6 +242,9 @@ class BaseStrategy:
             self.load_scheduler_state_dict(checkpoint["param_schedulers"])
         return checkpoint
 
+    def teardown(self) -> None:
+        """Release what the strategy set up (process groups, engines); nothing here."""
+
 
 def scale_lr(optim_wrapper: Any, ratio: float) -> None:
     """Multiply every learning rate of ``optim_wrapper`` (or a dict of them) by ``ratio``."""

@@ -1,0 +1,87 @@
+"""Functions run inside spawned ranks by the DDP tests (module level: picklable)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _register_toys() -> None:
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "runner"))
+    from runner_toys import Blobs, ToyClassifier
+
+    from cadence.registry import DATASETS, MODELS
+
+    DATASETS.register_module(module=Blobs, force=True)
+    MODELS.register_module(module=ToyClassifier, force=True)
+    MODELS.register_module(module=_no_bn_classifier(), force=True)
+
+
+def _no_bn_classifier() -> type:
+    """ToyClassifier without BatchNorm: per-rank batch statistics would differ from one
+    process's, so only a BN-free model can equal a single-process run step for step."""
+    from runner_toys import ToyClassifier
+    from torch import nn
+
+    class NoBNClassifier(ToyClassifier):
+        def __init__(self, hidden: int = 16) -> None:
+            super().__init__(hidden=hidden)
+            self.backbone = nn.Sequential(nn.Linear(8, hidden), nn.ReLU())
+
+    return NoBNClassifier
+
+
+def config(work_dir: str, batch_size: int, max_epochs: int, strategy: Any, **extra: Any) -> dict:
+    cfg = dict(
+        model=dict(type="NoBNClassifier", hidden=16),
+        work_dir=work_dir,
+        train_dataloader=dict(
+            batch_size=batch_size,
+            dataset=dict(type="Blobs", n=128, seed=0),
+            sampler=dict(type="DefaultSampler", shuffle=True),
+            collate_fn=dict(type="default_collate"),
+        ),
+        val_dataloader=dict(
+            batch_size=16,
+            dataset=dict(type="Blobs", n=37, seed=1),
+            sampler=dict(type="DefaultSampler", shuffle=False),
+            collate_fn=dict(type="default_collate"),
+        ),
+        train_cfg=dict(max_epochs=max_epochs, val_interval=max_epochs),
+        val_cfg=dict(),
+        val_evaluator=dict(type="Accuracy"),
+        optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.1)),
+        default_hooks=dict(checkpoint=dict(type="CheckpointHook", interval=1)),
+        randomness=dict(seed=11),
+        strategy=strategy,
+        **extra,
+    )
+    return cfg
+
+
+def train_ddp(work_dir: str, max_epochs: int, resume: bool = False) -> dict[str, Any]:
+    """Train with DDPStrategy in an existing 2-rank group; return params and metrics."""
+    _register_toys()
+    from cadence.config import Config
+    from cadence.runner import Runner
+
+    cfg = config(
+        work_dir, 8, max_epochs, dict(type="DDPStrategy"), resume=resume, launcher="pytorch"
+    )
+    runner = Runner.from_cfg(Config(cfg))
+    model = runner.train()
+    # plain arrays: tensors would travel back through shared memory of an exiting process
+    state = runner.strategy.unwrap(model).state_dict()
+    params = {k: v.detach().cpu().numpy().copy() for k, v in state.items()}
+    metrics = runner.val()
+    return {
+        "rank": runner.rank,
+        "world_size": runner.world_size,
+        "params": params,
+        "metrics": {k: float(v) for k, v in metrics.items()},
+        "epoch": runner.epoch,
+        "wrapped": type(runner.model).__name__,
+    }
