@@ -6,13 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import torch
-import torch.distributed as torch_dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from ..registry import MODEL_WRAPPERS, STRATEGIES
-from .base import BaseStrategy
-from .launch import init_process_group
+from .distributed import DistributedStrategy
 
 COMM_HOOKS = ("fp16_compress", "bf16_compress", "allreduce")
 
@@ -49,7 +47,7 @@ class CadenceDistributedDataParallel(DistributedDataParallel):
 
 
 @STRATEGIES.register_module()
-class DDPStrategy(BaseStrategy):
+class DDPStrategy(DistributedStrategy):
     """One process per device; gradients averaged across processes every update.
 
     Args:
@@ -82,36 +80,6 @@ class DDPStrategy(BaseStrategy):
             static_graph=static_graph,
             **ddp_kwargs,
         )
-        self._local_rank = 0
-
-    @property
-    def rank(self) -> int:
-        return torch_dist.get_rank() if torch_dist.is_initialized() else 0
-
-    @property
-    def world_size(self) -> int:
-        return torch_dist.get_world_size() if torch_dist.is_initialized() else 1
-
-    @property
-    def local_rank(self) -> int:
-        return self._local_rank
-
-    def default_device(self) -> torch.device:
-        if torch.cuda.is_available():
-            return torch.device("cuda", self._local_rank % torch.cuda.device_count())
-        return torch.device("cpu")
-
-    def setup_distributed(self, launcher: str, dist_cfg: dict[str, Any]) -> None:
-        """Create (or join) the process group and pick this rank's device."""
-        if launcher == "none" and not torch_dist.is_initialized():
-            launcher = "auto"
-        info = init_process_group(launcher, dist_cfg)
-        self._local_rank = info.local_rank
-
-    def sync_seed(self) -> int:
-        from ..dist import sync_random_seed
-
-        return sync_random_seed()
 
     def wrap_model(self, model: nn.Module) -> nn.Module:
         if self.sync_bn:
@@ -126,20 +94,3 @@ class DDPStrategy(BaseStrategy):
             hook = getattr(default_hooks, f"{self.comm_hook}_hook")
             wrapped.register_comm_hook(state=None, hook=hook)
         return wrapped
-
-    def save_checkpoint(self, filename: str, **kwargs: Any) -> None:
-        """Rank 0 writes; every rank waits until the file is complete."""
-        super().save_checkpoint(filename, **kwargs)
-        if torch_dist.is_initialized():
-            torch_dist.barrier()
-
-    def teardown(self) -> None:
-        """Free the model and destroy the process group (avoids gloo deadlocks at exit)."""
-        import gc
-
-        self.model = None
-        self.optim_wrapper = None
-        gc.collect()
-        if torch_dist.is_initialized():
-            torch_dist.barrier()
-            torch_dist.destroy_process_group()

@@ -15,7 +15,7 @@ from cadence.runner import Runner
 from cadence.strategies import infer_launcher, process_info
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ddp_cases  # noqa: E402
+import dist_cases as ddp_cases  # noqa: E402
 
 
 @pytest.mark.dist

@@ -64,17 +64,34 @@ def config(work_dir: str, batch_size: int, max_epochs: int, strategy: Any, **ext
 
 def train_ddp(work_dir: str, max_epochs: int, resume: bool = False) -> dict[str, Any]:
     """Train with DDPStrategy in an existing 2-rank group; return params and metrics."""
+    return train(work_dir, max_epochs, dict(type="DDPStrategy"), resume)
+
+
+def train_fsdp(work_dir: str, max_epochs: int, resume: bool = False, **fsdp: Any) -> dict[str, Any]:
+    """Train with FSDPStrategy (Linear layers sharded as units) in a 2-rank group."""
+    strategy = dict(type="FSDPStrategy", wrap_policy=["Linear"], **fsdp)
+    return train(work_dir, max_epochs, strategy, resume)
+
+
+def train(work_dir: str, max_epochs: int, strategy: dict, resume: bool) -> dict[str, Any]:
+    """Train from :func:`config`; return full weights (as arrays), metrics and losses."""
     _register_toys()
     from cadence.config import Config
+    from cadence.hooks import Hook
     from cadence.runner import Runner
 
-    cfg = config(
-        work_dir, 8, max_epochs, dict(type="DDPStrategy"), resume=resume, launcher="pytorch"
-    )
+    losses: list[float] = []
+
+    class LossRecorder(Hook):
+        def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+            losses.append(float(outputs["loss"]))
+
+    cfg = config(work_dir, 8, max_epochs, strategy, resume=resume, launcher="pytorch")
     runner = Runner.from_cfg(Config(cfg))
-    model = runner.train()
+    runner.register_hook(LossRecorder())
+    runner.train()
     # plain arrays: tensors would travel back through shared memory of an exiting process
-    state = runner.strategy.unwrap(model).state_dict()
+    state = runner.strategy.model_state_dict()
     params = {k: v.detach().cpu().numpy().copy() for k, v in state.items()}
     metrics = runner.val()
     return {
@@ -84,4 +101,12 @@ def train_ddp(work_dir: str, max_epochs: int, resume: bool = False) -> dict[str,
         "metrics": {k: float(v) for k, v in metrics.items()},
         "epoch": runner.epoch,
         "wrapped": type(runner.model).__name__,
+        "losses": losses,
     }
+
+
+def train_fsdp_bf16(work_dir: str, max_epochs: int) -> dict[str, Any]:
+    """FSDP with bf16 parameters in compute and fp32 gradient reduction."""
+    return train_fsdp(
+        work_dir, max_epochs, mixed_precision=dict(param_dtype="bfloat16", reduce_dtype="float32")
+    )

@@ -1,0 +1,76 @@
+"""What every multi-process strategy shares: the process group, ranks, seeds, teardown."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+import torch.distributed as torch_dist
+
+from .base import BaseStrategy
+from .launch import init_process_group
+
+
+class DistributedStrategy(BaseStrategy):
+    """Base of strategies that run one process per device in a process group."""
+
+    def __init__(self, device: str | torch.device | None = None) -> None:
+        super().__init__(device)
+        self._local_rank = 0
+
+    @property
+    def rank(self) -> int:
+        return torch_dist.get_rank() if torch_dist.is_initialized() else 0
+
+    @property
+    def world_size(self) -> int:
+        return torch_dist.get_world_size() if torch_dist.is_initialized() else 1
+
+    @property
+    def local_rank(self) -> int:
+        return self._local_rank
+
+    def default_device(self) -> torch.device:
+        if torch.cuda.is_available():
+            return torch.device("cuda", self._local_rank % torch.cuda.device_count())
+        return torch.device("cpu")
+
+    def setup_distributed(self, launcher: str, dist_cfg: dict[str, Any]) -> None:
+        """Create (or join) the process group and pick this rank's device."""
+        if launcher == "none" and not torch_dist.is_initialized():
+            launcher = "auto"
+        info = init_process_group(launcher, dist_cfg)
+        self._local_rank = info.local_rank
+
+    def sync_seed(self) -> int:
+        from ..dist import sync_random_seed
+
+        return sync_random_seed()
+
+    def save_checkpoint(
+        self,
+        filename: str,
+        *,
+        save_optimizer: bool = True,
+        save_param_scheduler: bool = True,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Rank 0 writes; every rank waits until the file is complete."""
+        super().save_checkpoint(
+            filename, save_optimizer=save_optimizer, save_param_scheduler=save_param_scheduler,
+            extra=extra,
+        )  # fmt: skip
+        if torch_dist.is_initialized():
+            torch_dist.barrier()
+
+    def teardown(self) -> None:
+        """Free the model and destroy the process group (avoids gloo deadlocks at exit)."""
+        import gc
+
+        self.model = None
+        self.optim_wrapper = None
+        gc.collect()
+        if torch_dist.is_initialized():
+            torch_dist.barrier()
+            torch_dist.destroy_process_group()

@@ -1,0 +1,228 @@
+"""Fully sharded data parallel training on FSDP2 (``torch.distributed.fsdp.fully_shard``).
+
+Parameters, gradients and optimizer state are sharded across ranks. Checkpoints
+are written twice over: a sharded ``torch.distributed.checkpoint`` folder beside
+the checkpoint file (every rank writes its shard; resume reads it back exactly)
+and, in the checkpoint file itself, the gathered full model weights, so a model
+trained with FSDP evaluates or fine-tunes on one device with ``load_from``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+import torch.distributed as torch_dist
+from torch import nn
+
+from ..registry import STRATEGIES
+from .checkpoint_io import atomic_torch_save, read_checkpoint
+from .distributed import DistributedStrategy
+
+SHARDED_SUFFIX = ".dcp"
+
+
+def _dtype(value: Any) -> torch.dtype | None:
+    if value is None or isinstance(value, torch.dtype):
+        return value
+    try:
+        return {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}[
+            str(value).replace("torch.", "")
+        ]
+    except KeyError:
+        raise ValueError(
+            f"unknown dtype {value!r}; use 'float16', 'bfloat16' or 'float32'"
+        ) from None
+
+
+def _matcher(
+    policy: Sequence[str] | Callable[[nn.Module], bool] | None,
+) -> Callable[[nn.Module], bool]:
+    if policy is None:
+        return lambda module: False
+    if callable(policy):
+        return policy
+    names = set(policy)
+    return lambda module: type(module).__name__ in names
+
+
+@STRATEGIES.register_module()
+class FSDPStrategy(DistributedStrategy):
+    """Shard the model with FSDP2 over all ranks.
+
+    Args:
+        wrap_policy: module class names (``['TransformerBlock']``) or a callable
+            ``module -> bool`` choosing the submodules sharded as their own unit;
+            the root module is always sharded.
+        mixed_precision: ``dict(param_dtype='bfloat16', reduce_dtype='float32')``.
+        cpu_offload: keep sharded parameters and optimizer state on the CPU.
+        activation_checkpointing: module class names whose activations are
+            recomputed in the backward pass instead of stored.
+        reshard_after_forward: free gathered parameters after each forward.
+        save_full_weights: also write gathered weights into the checkpoint file
+            (for single-device evaluation); the sharded folder is always written.
+    """
+
+    def __init__(
+        self,
+        device: str | torch.device | None = None,
+        wrap_policy: Sequence[str] | Callable[[nn.Module], bool] | None = None,
+        mixed_precision: Mapping[str, Any] | None = None,
+        cpu_offload: bool = False,
+        activation_checkpointing: Sequence[str] | None = None,
+        reshard_after_forward: bool = True,
+        save_full_weights: bool = True,
+    ) -> None:
+        super().__init__(device)
+        self.wrap_policy = _matcher(wrap_policy)
+        self.mixed_precision = dict(mixed_precision or {})
+        unknown = set(self.mixed_precision) - {"param_dtype", "reduce_dtype", "output_dtype"}
+        if unknown:
+            raise ValueError(f"FSDPStrategy.mixed_precision: unknown keys {sorted(unknown)}; "
+                             "expected param_dtype, reduce_dtype, output_dtype")  # fmt: skip
+        self.cpu_offload = cpu_offload
+        self.checkpointed = set(activation_checkpointing or [])
+        self.reshard_after_forward = reshard_after_forward
+        self.save_full_weights = save_full_weights
+
+    # ---------------------------------------------------------------- wrap
+    def wrap_model(self, model: nn.Module) -> nn.Module:
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
+
+        if self.checkpointed:
+            from torch.distributed._composable import checkpoint
+
+            for module in model.modules():
+                if type(module).__name__ in self.checkpointed:
+                    checkpoint(module)
+        mesh = init_device_mesh(self.device.type, (self.world_size,))
+        kwargs: dict[str, Any] = {"mesh": mesh, "reshard_after_forward": self.reshard_after_forward}
+        if self.mixed_precision:
+            mp = self.mixed_precision
+            kwargs["mp_policy"] = MixedPrecisionPolicy(
+                param_dtype=_dtype(mp.get("param_dtype")),
+                reduce_dtype=_dtype(mp.get("reduce_dtype")),
+                output_dtype=_dtype(mp.get("output_dtype")),
+            )
+        if self.cpu_offload:
+            kwargs["offload_policy"] = CPUOffloadPolicy()
+        preprocessor = getattr(model, "data_preprocessor", None)
+        for name, module in list(model.named_modules()):
+            if module is model or module is preprocessor or not name:
+                continue
+            if self.wrap_policy(module):
+                fully_shard(module, **kwargs)
+        fully_shard(model, **kwargs)
+        return model
+
+    @staticmethod
+    def unwrap(model: nn.Module) -> nn.Module:
+        return model  # FSDP2 shards in place: the module is the user's module
+
+    # --------------------------------------------------------- state dicts
+    def _options(self, **kwargs: Any) -> Any:
+        from torch.distributed.checkpoint.state_dict import StateDictOptions
+
+        return StateDictOptions(**kwargs)
+
+    def model_state_dict(self) -> dict[str, Any]:
+        """The full (gathered) model weights, on CPU; complete on rank 0."""
+        from torch.distributed.checkpoint.state_dict import get_model_state_dict
+
+        assert self.model is not None
+        return get_model_state_dict(
+            self.model, options=self._options(full_state_dict=True, cpu_offload=True)
+        )
+
+    def _optimizer(self) -> torch.optim.Optimizer:
+        return self.optim_wrapper.optimizer
+
+    # ---------------------------------------------------------- checkpoints
+    def save_checkpoint(
+        self,
+        filename: str,
+        *,
+        save_optimizer: bool = True,
+        save_param_scheduler: bool = True,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Every rank writes its shard to ``<filename>.dcp``; rank 0 writes ``filename``."""
+        import torch.distributed.checkpoint as dcp
+        from torch.distributed.checkpoint.state_dict import get_state_dict
+
+        assert self.model is not None
+        sharded_dir = filename + SHARDED_SUFFIX
+        if save_optimizer and self.optim_wrapper is not None:
+            model_sd, optim_sd = get_state_dict(self.model, self._optimizer())
+            dcp.save({"model": model_sd, "optimizer": optim_sd}, checkpoint_id=sharded_dir)
+        else:
+            from torch.distributed.checkpoint.state_dict import get_model_state_dict
+
+            dcp.save({"model": get_model_state_dict(self.model)}, checkpoint_id=sharded_dir)
+        state: dict[str, Any] = {"sharded": os.path.basename(sharded_dir)}
+        if self.save_full_weights:
+            state["state_dict"] = self.model_state_dict()
+        if save_param_scheduler and self.param_schedulers is not None:
+            state["param_schedulers"] = self.scheduler_state_dict()
+        state.update(extra or {})
+        if self.rank == 0:
+            atomic_torch_save(state, filename)
+        torch_dist.barrier()
+
+    def load_checkpoint(
+        self,
+        filename: str,
+        *,
+        map_location: str | torch.device = "cpu",
+        strict: bool = False,
+        revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
+    ) -> dict[str, Any]:
+        """Load full weights (from any strategy's checkpoint) into the sharded model."""
+        from torch.distributed.checkpoint.state_dict import set_model_state_dict
+
+        assert self.model is not None
+        checkpoint = read_checkpoint(filename, map_location)
+        state = checkpoint.get("state_dict", checkpoint)
+        for pattern, replacement in revise_keys:
+            state = {re.sub(pattern, replacement, k): v for k, v in state.items()}
+        set_model_state_dict(
+            self.model, state, options=self._options(full_state_dict=True, strict=strict)
+        )
+        return checkpoint
+
+    def resume(
+        self,
+        filename: str,
+        *,
+        resume_optimizer: bool = True,
+        resume_param_scheduler: bool = True,
+        map_location: str | torch.device = "cpu",
+    ) -> dict[str, Any]:
+        """Restore the sharded model and optimizer exactly from ``<filename>.dcp``."""
+        import torch.distributed.checkpoint as dcp
+        from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+        assert self.model is not None
+        checkpoint = read_checkpoint(filename, map_location)
+        sharded = os.path.join(os.path.dirname(filename), checkpoint.get("sharded", ""))
+        if not checkpoint.get("sharded") or not os.path.isdir(sharded):
+            raise FileNotFoundError(
+                f"{filename} has no sharded state folder; FSDP resumes from checkpoints written "
+                "by FSDPStrategy (use load_from to start from full weights)"
+            )
+        model_sd, optim_sd = get_state_dict(self.model, self._optimizer())
+        state: dict[str, Any] = {"model": model_sd, "optimizer": optim_sd}
+        if not resume_optimizer:
+            del state["optimizer"]
+        dcp.load(state, checkpoint_id=sharded)
+        set_state_dict(
+            self.model, self._optimizer(), model_state_dict=state["model"],
+            optim_state_dict=state.get("optimizer", optim_sd),
+        )  # fmt: skip
+        if resume_param_scheduler and "param_schedulers" in checkpoint:
+            self.load_scheduler_state_dict(checkpoint["param_schedulers"])
+        return checkpoint
