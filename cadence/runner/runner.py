@@ -296,6 +296,8 @@ class Runner(CheckpointMixin):
             except TypeError:
                 pass
             dispatch.update(max_epochs=loop.max_epochs, max_iters=loop.max_iters)
+            if getattr(loader, "batch_size", None) is not None:
+                dispatch["batch_size"] = loader.batch_size
             dispatch["lr_scale"] = self._lr_scale(loader)
             optim_cfg, sched_cfg = self._given["optim_wrapper"], self._param_scheduler_cfg
         model = self._model if self._model is not None else self._model_cfg

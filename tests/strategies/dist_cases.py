@@ -110,3 +110,9 @@ def train_fsdp_bf16(work_dir: str, max_epochs: int) -> dict[str, Any]:
     return train_fsdp(
         work_dir, max_epochs, mixed_precision=dict(param_dtype="bfloat16", reduce_dtype="float32")
     )
+
+
+def train_deepspeed(work_dir: str, max_epochs: int, stage: int, resume: bool = False) -> dict:
+    """DeepSpeed ZeRO ``stage`` on CPU (DS_ACCELERATOR=cpu, gloo)."""
+    strategy = dict(type="DeepSpeedStrategy", zero_optimization=dict(stage=stage))
+    return train(work_dir, max_epochs, strategy, resume)

@@ -1,0 +1,336 @@
+"""DeepSpeed (ZeRO stages 0-3, fp16/bf16) as a strategy; deepspeed is imported only here.
+
+The engine owns the optimizer step, gradient accumulation, clipping and loss
+scaling, so the optimizer wrapper here forwards to it. Checkpoints go through
+the engine's own API into ``<filename>.ds/``; the checkpoint file itself holds
+the gathered full weights (loadable on one device) and the rest of the run's state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from ..registry import OPTIM_WRAPPERS, OPTIMIZERS, STRATEGIES
+from .checkpoint_io import atomic_torch_save, read_checkpoint
+from .distributed import DistributedStrategy
+
+ENGINE_SUFFIX = ".ds"
+ENGINE_TAG = "state"
+
+
+def _import_deepspeed() -> Any:
+    if not torch.cuda.is_available():
+        os.environ.setdefault("DS_ACCELERATOR", "cpu")
+    try:
+        deepspeed = importlib.import_module("deepspeed")
+    except ImportError as exc:
+        raise ImportError(
+            "DeepSpeedStrategy needs deepspeed: `pip install deepspeed` (or cadence[deepspeed])"
+        ) from exc
+    # The CPU accelerator JIT-builds a shared-memory op on first use (~90 s) that
+    # training over gloo never calls; skip building it.
+    comm: Any = importlib.import_module("deepspeed.comm.torch")
+    if hasattr(comm, "build_shm_op"):
+        comm.build_shm_op = lambda: None
+    return deepspeed
+
+
+@OPTIM_WRAPPERS.register_module()
+class DeepSpeedOptimWrapper:
+    """The optimizer wrapper interface over a DeepSpeed engine (which does the work)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.optimizer = engine.optimizer
+        self._last_norm: torch.Tensor | None = None
+
+    def update_params(self, loss: torch.Tensor, **kwargs: Any) -> None:
+        """Backward (scaled for accumulation by the engine), then step at boundaries."""
+        self.engine.backward(loss)
+        self.engine.step()
+        norm = self.engine.get_global_grad_norm()
+        if norm is not None and self.engine.is_gradient_accumulation_boundary():
+            self._last_norm = torch.as_tensor(float(norm))
+
+    def backward(self, loss: torch.Tensor, **kwargs: Any) -> None:
+        self.engine.backward(loss, **kwargs)
+
+    def step(self, **kwargs: Any) -> None:
+        self.engine.step()
+
+    def zero_grad(self, **kwargs: Any) -> None:
+        self.engine.zero_grad()
+
+    @contextlib.contextmanager
+    def optim_context(self, model: nn.Module) -> Iterator[None]:
+        yield  # the engine handles no_sync and mixed precision itself
+
+    def should_update(self) -> bool:
+        return bool(self.engine.is_gradient_accumulation_boundary())
+
+    def initialize_count_status(self, model: nn.Module, init_counts: int, max_counts: int) -> None:
+        """DeepSpeed counts micro-steps itself (restored with its checkpoint)."""
+
+    def pop_log_vars(self) -> dict[str, torch.Tensor]:
+        norm, self._last_norm = self._last_norm, None
+        return {} if norm is None else {"grad_norm": norm}
+
+    @property
+    def param_groups(self) -> list[dict[str, Any]]:
+        return self.optimizer.param_groups
+
+    def get_lr(self) -> dict[str, list[float]]:
+        return {"lr": [group["lr"] for group in self.param_groups]}
+
+    def get_momentum(self) -> dict[str, list[float]]:
+        values = []
+        for group in self.param_groups:
+            values.append(group["betas"][0] if "betas" in group else group.get("momentum", 0.0))
+        return {"momentum": values}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}  # saved by the engine's checkpoint
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restored by the engine's checkpoint."""
+
+
+class DeepSpeedEngineWrapper(nn.Module):
+    """Runs cadence's model contract (train/val/test_step) through a DeepSpeed engine."""
+
+    def __init__(self, engine: Any) -> None:
+        super().__init__()
+        self.engine = engine
+
+    @property
+    def module(self) -> nn.Module:
+        return self.engine.module
+
+    def train_step(self, data: Any, optim_wrapper: Any) -> dict[str, Any]:
+        model: Any = self.engine.module
+        data = model.data_preprocessor(data, training=True)
+        if isinstance(data, Mapping):
+            losses = self.engine(**data, mode="loss")
+        else:
+            losses = self.engine(*data, mode="loss")
+        loss, log_vars = model.parse_losses(losses)
+        optim_wrapper.update_params(loss)
+        return log_vars
+
+    def val_step(self, data: Any) -> Any:
+        return self.engine.module.val_step(data)
+
+    def test_step(self, data: Any) -> Any:
+        return self.engine.module.test_step(data)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.engine(*args, **kwargs)
+
+
+@STRATEGIES.register_module()
+class DeepSpeedStrategy(DistributedStrategy):
+    """Train with DeepSpeed; keys not given here come from ``config`` (a dict or JSON path).
+
+    ``train_micro_batch_size_per_gpu`` is filled from the train dataloader,
+    ``gradient_accumulation_steps`` from ``optim_wrapper.accumulative_counts`` and
+    ``gradient_clipping`` from ``optim_wrapper.clip_grad.max_norm`` unless set.
+    """
+
+    def __init__(
+        self,
+        device: str | torch.device | None = None,
+        config: Mapping[str, Any] | str | None = None,
+        zero_optimization: Mapping[str, Any] | None = None,
+        gradient_clipping: float | None = None,
+        fp16: Mapping[str, Any] | None = None,
+        bf16: Mapping[str, Any] | None = None,
+        amp: Mapping[str, Any] | None = None,
+        activation_checkpointing: Mapping[str, Any] | None = None,
+        train_micro_batch_size_per_gpu: int | None = None,
+        gradient_accumulation_steps: int | None = None,
+        steps_per_print: int = 10**13,
+        exclude_frozen_parameters: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(device)
+        if isinstance(config, str):
+            with open(config) as f:
+                loaded: dict[str, Any] = json.load(f)
+        else:
+            loaded = dict(config or {})
+        ds_config = dict(loaded)
+        given = dict(
+            zero_optimization=zero_optimization, gradient_clipping=gradient_clipping, fp16=fp16,
+            bf16=bf16, amp=amp, activation_checkpointing=activation_checkpointing,
+            train_micro_batch_size_per_gpu=train_micro_batch_size_per_gpu,
+            gradient_accumulation_steps=gradient_accumulation_steps,
+            steps_per_print=steps_per_print, **kwargs,
+        )  # fmt: skip
+        ds_config.update({k: v for k, v in given.items() if v is not None})
+        ds_config.setdefault("zero_allow_untested_optimizer", True)
+        self.ds_config = ds_config
+        self.exclude_frozen_parameters = exclude_frozen_parameters
+        self.engine: Any = None
+
+    def setup_distributed(self, launcher: str, dist_cfg: dict[str, Any]) -> None:
+        deepspeed = _import_deepspeed()
+        super().setup_distributed(launcher, dist_cfg)
+        backend = torch.distributed.get_backend()
+        deepspeed.init_distributed(dist_backend=backend)
+
+    @property
+    def zero_stage(self) -> int:
+        return int(dict(self.ds_config.get("zero_optimization") or {}).get("stage", 0))
+
+    def prepare(
+        self,
+        model: nn.Module | Mapping[str, Any],
+        *,
+        optim_wrapper: Any = None,
+        param_scheduler: Any = None,
+        compile: bool | Mapping[str, Any] = False,
+        dispatch_kwargs: Mapping[str, Any] | None = None,
+    ) -> tuple[nn.Module, Any, Any]:
+        """Build the engine from the model and the optimizer config."""
+        from ..model import as_cadence_model
+        from ..optim import build_param_schedulers
+
+        if self.engine is not None:
+            return self.model, self.optim_wrapper, self.param_schedulers  # type: ignore[return-value]
+        deepspeed = _import_deepspeed()
+        kwargs = dict(dispatch_kwargs or {})
+        module = as_cadence_model(self.build_model(model)).to(self.device)
+        config = dict(self.ds_config)
+        optimizer = None
+        if optim_wrapper is not None:
+            wrapper_cfg = dict(optim_wrapper)
+            optimizer_cfg = dict(wrapper_cfg["optimizer"])
+            optimizer = OPTIMIZERS.build(
+                optimizer_cfg, default_args=dict(params=module.parameters()),
+                key_path="optim_wrapper.optimizer",
+            )  # fmt: skip
+            scale = kwargs.get("lr_scale")
+            if scale:
+                for group in optimizer.param_groups:
+                    group["lr"] *= scale
+            config.setdefault("gradient_accumulation_steps",
+                              int(wrapper_cfg.get("accumulative_counts", 1)))  # fmt: skip
+            clip = wrapper_cfg.get("clip_grad")
+            if clip and "max_norm" in clip:
+                config.setdefault("gradient_clipping", float(clip["max_norm"]))
+        # DeepSpeed clips to norm 1.0 unless told otherwise; cadence clips only when asked.
+        config.setdefault("gradient_clipping", 0.0)
+        if "batch_size" in kwargs:
+            config.setdefault("train_micro_batch_size_per_gpu", int(kwargs["batch_size"]))
+        config.setdefault("train_micro_batch_size_per_gpu", 1)
+        engine, ds_optimizer, _, _ = deepspeed.initialize(
+            model=module, optimizer=optimizer, config=config
+        )
+        self.engine = engine
+        self.model = DeepSpeedEngineWrapper(engine)
+        if ds_optimizer is not None:
+            self.optim_wrapper = DeepSpeedOptimWrapper(engine)
+            if param_scheduler is not None:
+                self.param_schedulers = build_param_schedulers(
+                    self.optim_wrapper, param_scheduler, epoch_length=kwargs.get("epoch_length"),
+                    max_epochs=kwargs.get("max_epochs"), max_iters=kwargs.get("max_iters"),
+                )  # fmt: skip
+        return self.model, self.optim_wrapper, self.param_schedulers
+
+    @staticmethod
+    def unwrap(model: nn.Module) -> nn.Module:
+        return model.engine.module if isinstance(model, DeepSpeedEngineWrapper) else model
+
+    @contextlib.contextmanager
+    def _gathered(self, modifier_rank: int | None = None) -> Iterator[None]:
+        """Full parameters visible on every rank (ZeRO-3 partitions them)."""
+        if self.zero_stage == 3:
+            deepspeed = _import_deepspeed()
+            params = list(self.engine.module.parameters())
+            with deepspeed.zero.GatheredParameters(params, modifier_rank=modifier_rank):
+                yield
+        else:
+            yield
+
+    def model_state_dict(self) -> dict[str, Any]:
+        """The full model weights (gathered under ZeRO-3), on CPU."""
+        with self._gathered():
+            state = self.engine.module.state_dict()
+            return {k: v.detach().cpu().clone() for k, v in state.items()}
+
+    def save_checkpoint(
+        self,
+        filename: str,
+        *,
+        save_optimizer: bool = True,
+        save_param_scheduler: bool = True,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        """All ranks write the engine checkpoint; rank 0 writes ``filename`` with full weights."""
+        engine_dir = filename + ENGINE_SUFFIX
+        self.engine.save_checkpoint(
+            engine_dir,
+            tag=ENGINE_TAG,
+            exclude_frozen_parameters=bool(self.exclude_frozen_parameters),
+        )
+        state: dict[str, Any] = {
+            "state_dict": self.model_state_dict(),
+            "engine": os.path.basename(engine_dir),
+        }
+        if save_param_scheduler and self.param_schedulers is not None:
+            state["param_schedulers"] = self.scheduler_state_dict()
+        state.update(extra or {})
+        if self.rank == 0:
+            atomic_torch_save(state, filename)
+        torch.distributed.barrier()
+
+    def load_checkpoint(
+        self,
+        filename: str,
+        *,
+        map_location: str | torch.device = "cpu",
+        strict: bool = False,
+        revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
+    ) -> dict[str, Any]:
+        """Load full weights (from any strategy's checkpoint) into the engine's model."""
+        checkpoint = read_checkpoint(filename, map_location)
+        state = checkpoint.get("state_dict", checkpoint)
+        for pattern, replacement in revise_keys:
+            state = {re.sub(pattern, replacement, k): v for k, v in state.items()}
+        with self._gathered(modifier_rank=0):
+            if self.zero_stage != 3 or self.rank == 0:
+                self.engine.module.load_state_dict(state, strict=strict)
+        return checkpoint
+
+    def resume(
+        self,
+        filename: str,
+        *,
+        resume_optimizer: bool = True,
+        resume_param_scheduler: bool = True,
+        map_location: str | torch.device = "cpu",
+    ) -> dict[str, Any]:
+        """Restore the engine (model, optimizer, loss scaler, step counts) exactly."""
+        checkpoint = read_checkpoint(filename, map_location)
+        engine_dir = os.path.join(os.path.dirname(filename), checkpoint.get("engine", ""))
+        if not checkpoint.get("engine") or not os.path.isdir(engine_dir):
+            raise FileNotFoundError(
+                f"{filename} has no DeepSpeed engine folder; DeepSpeedStrategy resumes from its "
+                "own checkpoints (use load_from to start from full weights)"
+            )
+        self.engine.load_checkpoint(
+            engine_dir, tag=ENGINE_TAG, load_optimizer_states=resume_optimizer,
+            load_lr_scheduler_states=False,
+        )  # fmt: skip
+        if resume_param_scheduler and "param_schedulers" in checkpoint:
+            self.load_scheduler_state_dict(checkpoint["param_schedulers"])
+        return checkpoint
