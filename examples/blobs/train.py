@@ -11,7 +11,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)  # so that custom_imports=['blobs'] finds blobs.py
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # custom_imports: examples.blobs
 
 from cadence.config import Config, DictAction  # noqa: E402
 from cadence.runner import Runner  # noqa: E402

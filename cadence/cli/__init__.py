@@ -7,9 +7,12 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .config import Config, ConfigError, DictAction, Origin
-from .config.merge import get_by_path
-from .config.provenance import split_key
+from ..config import Config, ConfigError, DictAction, Origin
+from ..config.merge import get_by_path
+from ..config.provenance import split_key
+from ..registry import BuildError, RegistryError
+from ..visualization.plot import add_plot_command
+from .run import add_run_commands
 
 
 def _print_config(args: argparse.Namespace) -> int:
@@ -57,19 +60,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="override config keys, e.g. optim_wrapper.optimizer.lr=0.01",
     )
     show.set_defaults(func=_print_config)
+    add_plot_command(sub)
+    add_run_commands(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # trailing KEY=VALUE overrides may follow options (detectron2's style)
+        if not hasattr(args, "overrides") or any("=" not in w or w.startswith("-") for w in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.overrides = [*args.overrides, *extra]
     try:
         return int(args.func(args))
     except BrokenPipeError:  # output piped into `head` and the like
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except ConfigError as exc:
+    except (ConfigError, RegistryError, BuildError) as exc:
         if args.debug:
             raise
         print(f"cadence: error: {exc}", file=sys.stderr)
