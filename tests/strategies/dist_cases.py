@@ -73,7 +73,9 @@ def train_fsdp(work_dir: str, max_epochs: int, resume: bool = False, **fsdp: Any
     return train(work_dir, max_epochs, strategy, resume)
 
 
-def train(work_dir: str, max_epochs: int, strategy: dict, resume: bool) -> dict[str, Any]:
+def train(
+    work_dir: str, max_epochs: int, strategy: dict, resume: bool, **overrides: Any
+) -> dict[str, Any]:
     """Train from :func:`config`; return full weights (as arrays), metrics and losses."""
     _register_toys()
     from cadence.config import Config
@@ -87,6 +89,7 @@ def train(work_dir: str, max_epochs: int, strategy: dict, resume: bool) -> dict[
             losses.append(float(outputs["loss"]))
 
     cfg = config(work_dir, 8, max_epochs, strategy, resume=resume, launcher="pytorch")
+    cfg.update(overrides)
     runner = Runner.from_cfg(Config(cfg))
     runner.register_hook(LossRecorder())
     runner.train()
@@ -116,3 +119,31 @@ def train_deepspeed(work_dir: str, max_epochs: int, stage: int, resume: bool = F
     """DeepSpeed ZeRO ``stage`` on CPU (DS_ACCELERATOR=cpu, gloo)."""
     strategy = dict(type="DeepSpeedStrategy", zero_optimization=dict(stage=stage))
     return train(work_dir, max_epochs, strategy, resume)
+
+
+def train_ddp_compressed(work_dir: str, max_epochs: int) -> dict[str, Any]:
+    """DDP with fp16 gradient compression, accumulation over 2 steps and clipping."""
+    _register_toys()
+    return train(
+        work_dir,
+        max_epochs,
+        dict(type="DDPStrategy", comm_hook="fp16_compress"),
+        False,
+        optim_wrapper=dict(
+            optimizer=dict(type="SGD", lr=0.1), accumulative_counts=2, clip_grad=dict(max_norm=1.0)
+        ),
+    )
+
+
+def train_fsdp_accumulated(work_dir: str, max_epochs: int) -> dict[str, Any]:
+    """FSDP with accumulation over 2 steps and clipping by norm."""
+    strategy = dict(type="FSDPStrategy", wrap_policy=["Linear"])
+    return train(
+        work_dir,
+        max_epochs,
+        strategy,
+        False,
+        optim_wrapper=dict(
+            optimizer=dict(type="SGD", lr=0.1), accumulative_counts=2, clip_grad=dict(max_norm=1.0)
+        ),
+    )

@@ -101,3 +101,11 @@ def test_ddp_without_a_launcher_explains_how_to_start(tmp_path):
     finally:
         os.environ.clear()
         os.environ.update(env)
+
+
+@pytest.mark.dist
+def test_ddp_fp16_compression_with_accumulation_and_clipping(tmp_path):
+    r0, r1 = run_distributed(ddp_cases.train_ddp_compressed, str(tmp_path), 3, timeout=120)
+    for key in r0["params"]:
+        assert np.array_equal(r0["params"][key], r1["params"][key]), key
+    assert r0["losses"][-1] < r0["losses"][0]

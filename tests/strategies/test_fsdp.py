@@ -54,3 +54,19 @@ def test_fsdp_bf16_mixed_precision_trains(tmp_path):
     out = run_distributed(dist_cases.train_fsdp_bf16, str(tmp_path), 3, timeout=180)
     losses = out[0]["losses"]
     assert losses[-1] < losses[0]
+
+
+@pytest.mark.dist
+def test_fsdp_with_accumulation_and_clipping_matches_one_process(tmp_path):
+    out = run_distributed(dist_cases.train_fsdp_accumulated, str(tmp_path / "f"), 2, timeout=180)
+    dist_cases._register_toys()
+    cfg = dist_cases.config(str(tmp_path / "single"), 16, 2, dict(type="SingleDeviceStrategy"))
+    cfg["optim_wrapper"] = dict(
+        optimizer=dict(type="SGD", lr=0.1), accumulative_counts=2, clip_grad=dict(max_norm=1.0)
+    )
+    single = Runner.from_cfg(Config(cfg))
+    single.train()
+    for key, value in single.model.state_dict().items():
+        torch.testing.assert_close(
+            torch.from_numpy(out[0]["params"][key]), value, rtol=1e-4, atol=1e-5
+        )
