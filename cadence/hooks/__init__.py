@@ -1,15 +1,24 @@
 """Hooks: the Hook base class, priorities and the built-in hooks."""
 
+from .check_invalid_loss_hook import CheckInvalidLossHook, InvalidLossError
 from .checkpoint_hook import CheckpointHook
+from .early_stopping_hook import EarlyStoppingHook
+from .ema_hook import EMAHook
+from .empty_cache_hook import EmptyCacheHook
 from .hook import Hook
 from .iter_timer_hook import IterTimerHook
 from .logger_hook import LoggerHook
 from .param_scheduler_hook import ParamSchedulerHook
+from .precise_bn_hook import PreciseBNHook
 from .priority import Priority, get_priority
+from .profiler_hook import ProfilerHook
 from .runtime_info_hook import RuntimeInfoHook
 from .sampler_seed_hook import DistSamplerSeedHook
+from .sync_buffers_hook import SyncBuffersHook
 
 __all__ = [
+    "CheckInvalidLossHook", "EarlyStoppingHook", "EMAHook", "EmptyCacheHook",
+    "InvalidLossError", "PreciseBNHook", "ProfilerHook", "SyncBuffersHook",
     "CheckpointHook", "DistSamplerSeedHook", "Hook", "IterTimerHook", "LoggerHook",
     "ParamSchedulerHook", "Priority", "RuntimeInfoHook", "get_priority",
 ]  # fmt: skip

@@ -1,6 +1,12 @@
 """Models: BaseModel, data preprocessors, weight initialisation, plain-module adapter."""
 
 from .adapter import as_cadence_model
+from .averaged_model import (
+    BaseAveragedModel,
+    ExponentialMovingAverage,
+    MomentumAnnealingEMA,
+    StochasticWeightAverage,
+)
 from .base_model import BaseModel, build_data_preprocessor, parse_losses
 from .base_module import BaseModule
 from .data_preprocessor import BaseDataPreprocessor, ImgDataPreprocessor, stack_batch
@@ -19,6 +25,8 @@ from .weight_init import (
 )
 
 __all__ = [
+    "BaseAveragedModel", "ExponentialMovingAverage", "MomentumAnnealingEMA",
+    "StochasticWeightAverage",
     "BaseDataPreprocessor", "BaseInit", "BaseModel", "BaseModule", "Caffe2XavierInit",
     "ConstantInit", "ImgDataPreprocessor", "KaimingInit", "NormalInit", "PretrainedInit",
     "TruncNormalInit", "UniformInit", "XavierInit", "as_cadence_model", "bias_init_with_prob",

@@ -69,6 +69,10 @@ class CheckpointMixin:
         elif self._load_from is not None:
             self.load_checkpoint(self._load_from)
 
+    def _after_load_hooks(self, checkpoint: dict[str, Any]) -> None:
+        # As in mmengine: hooks see (and may edit) the checkpoint before it is restored.
+        self.call_hook("after_load_checkpoint", checkpoint=checkpoint)
+
     def load_checkpoint(
         self,
         filename: str,
@@ -78,9 +82,9 @@ class CheckpointMixin:
     ) -> dict[str, Any]:
         """Load model weights from ``filename`` (optimizer and position untouched)."""
         checkpoint = self.strategy.load_checkpoint(
-            filename, map_location=map_location, strict=strict, revise_keys=revise_keys
-        )
-        self.call_hook("after_load_checkpoint", checkpoint=checkpoint)
+            filename, map_location=map_location, strict=strict, revise_keys=revise_keys,
+            before_load=self._after_load_hooks,
+        )  # fmt: skip
         self.logger.info(f"Loaded weights from {filename}")
         return checkpoint
 
@@ -95,6 +99,7 @@ class CheckpointMixin:
         checkpoint = self.strategy.resume(
             filename, resume_optimizer=resume_optimizer,
             resume_param_scheduler=resume_param_scheduler, map_location=map_location,
+            before_load=self._after_load_hooks,
         )  # fmt: skip
         meta = checkpoint.get("meta", {})
         loops = checkpoint.get("loops", {})
@@ -109,7 +114,6 @@ class CheckpointMixin:
         self._hooks.load_state_dict(checkpoint.get("hooks", {}))
         if "rng" in checkpoint:
             set_rng_state(checkpoint["rng"])
-        self.call_hook("after_load_checkpoint", checkpoint=checkpoint)
         self.logger.info(f"Resumed from {filename} at epoch {self.epoch}, iter {self.iter}")
 
     def save_checkpoint(

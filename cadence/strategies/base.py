@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from ..registry import MODELS
-from .checkpoint_io import atomic_torch_save, load_state_dict_into, read_checkpoint
+from .checkpoint_io import BeforeLoad, atomic_torch_save, load_state_dict_into, read_checkpoint
 from .env import apply_env_cfg, set_random_seed
 
 
@@ -218,9 +218,10 @@ class BaseStrategy:
         map_location: str | torch.device = "cpu",
         strict: bool = False,
         revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
+        before_load: BeforeLoad | None = None,
     ) -> dict[str, Any]:
         """Load model weights only (``load_from``); return the whole checkpoint."""
-        checkpoint = read_checkpoint(filename, map_location)
+        checkpoint = read_checkpoint(filename, map_location, before_load)
         if self.model is None:
             raise RuntimeError("no model yet: call prepare() first")
         load_state_dict_into(self.unwrap(self.model), checkpoint, strict, revise_keys)
@@ -233,9 +234,12 @@ class BaseStrategy:
         resume_optimizer: bool = True,
         resume_param_scheduler: bool = True,
         map_location: str | torch.device = "cpu",
+        before_load: BeforeLoad | None = None,
     ) -> dict[str, Any]:
         """Restore model, optimizer and schedulers; return the checkpoint for the rest."""
-        checkpoint = self.load_checkpoint(filename, map_location=map_location, strict=True)
+        checkpoint = self.load_checkpoint(
+            filename, map_location=map_location, strict=True, before_load=before_load
+        )
         if resume_optimizer and self.optim_wrapper is not None and "optimizer" in checkpoint:
             self.optim_wrapper.load_state_dict(checkpoint["optimizer"])
         if resume_param_scheduler and "param_schedulers" in checkpoint:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -34,13 +34,26 @@ def atomic_torch_save(obj: Any, filename: str) -> None:
         os.close(dir_fd)
 
 
-def read_checkpoint(filename: str, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """Load a checkpoint without executing code from it (``weights_only=True``)."""
+BeforeLoad = Callable[[dict[str, Any]], None]
+
+
+def read_checkpoint(
+    filename: str,
+    map_location: str | torch.device = "cpu",
+    before_load: BeforeLoad | None = None,
+) -> dict[str, Any]:
+    """Load a checkpoint without executing code from it (``weights_only=True``).
+
+    ``before_load(checkpoint)`` may inspect or edit it before anything is restored
+    (the runner calls its ``after_load_checkpoint`` hooks here, as mmengine does).
+    """
     if not os.path.isfile(filename):
         raise FileNotFoundError(f"checkpoint '{filename}' does not exist")
     checkpoint = torch.load(filename, map_location=map_location, weights_only=True)
     if not isinstance(checkpoint, dict):
         raise ValueError(f"checkpoint '{filename}' holds a {type(checkpoint).__name__}, not a dict")
+    if before_load is not None:
+        before_load(checkpoint)
     return checkpoint
 
 

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from ..registry import OPTIM_WRAPPERS, OPTIMIZERS, STRATEGIES
-from .checkpoint_io import atomic_torch_save, read_checkpoint
+from .checkpoint_io import BeforeLoad, atomic_torch_save, read_checkpoint
 from .distributed import DistributedStrategy
 
 ENGINE_SUFFIX = ".ds"
@@ -300,9 +300,10 @@ class DeepSpeedStrategy(DistributedStrategy):
         map_location: str | torch.device = "cpu",
         strict: bool = False,
         revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
+        before_load: BeforeLoad | None = None,
     ) -> dict[str, Any]:
         """Load full weights (from any strategy's checkpoint) into the engine's model."""
-        checkpoint = read_checkpoint(filename, map_location)
+        checkpoint = read_checkpoint(filename, map_location, before_load)
         state = checkpoint.get("state_dict", checkpoint)
         for pattern, replacement in revise_keys:
             state = {re.sub(pattern, replacement, k): v for k, v in state.items()}
@@ -318,9 +319,10 @@ class DeepSpeedStrategy(DistributedStrategy):
         resume_optimizer: bool = True,
         resume_param_scheduler: bool = True,
         map_location: str | torch.device = "cpu",
+        before_load: BeforeLoad | None = None,
     ) -> dict[str, Any]:
         """Restore the engine (model, optimizer, loss scaler, step counts) exactly."""
-        checkpoint = read_checkpoint(filename, map_location)
+        checkpoint = read_checkpoint(filename, map_location, before_load)
         engine_dir = os.path.join(os.path.dirname(filename), checkpoint.get("engine", ""))
         if not checkpoint.get("engine") or not os.path.isdir(engine_dir):
             raise FileNotFoundError(

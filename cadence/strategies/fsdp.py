@@ -19,7 +19,7 @@ import torch.distributed as torch_dist
 from torch import nn
 
 from ..registry import STRATEGIES
-from .checkpoint_io import atomic_torch_save, read_checkpoint
+from .checkpoint_io import BeforeLoad, atomic_torch_save, read_checkpoint
 from .distributed import DistributedStrategy
 
 SHARDED_SUFFIX = ".dcp"
@@ -180,12 +180,13 @@ class FSDPStrategy(DistributedStrategy):
         map_location: str | torch.device = "cpu",
         strict: bool = False,
         revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
+        before_load: BeforeLoad | None = None,
     ) -> dict[str, Any]:
         """Load full weights (from any strategy's checkpoint) into the sharded model."""
         from torch.distributed.checkpoint.state_dict import set_model_state_dict
 
         assert self.model is not None
-        checkpoint = read_checkpoint(filename, map_location)
+        checkpoint = read_checkpoint(filename, map_location, before_load)
         state = checkpoint.get("state_dict", checkpoint)
         for pattern, replacement in revise_keys:
             state = {re.sub(pattern, replacement, k): v for k, v in state.items()}
@@ -201,13 +202,14 @@ class FSDPStrategy(DistributedStrategy):
         resume_optimizer: bool = True,
         resume_param_scheduler: bool = True,
         map_location: str | torch.device = "cpu",
+        before_load: BeforeLoad | None = None,
     ) -> dict[str, Any]:
         """Restore the sharded model and optimizer exactly from ``<filename>.dcp``."""
         import torch.distributed.checkpoint as dcp
         from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 
         assert self.model is not None
-        checkpoint = read_checkpoint(filename, map_location)
+        checkpoint = read_checkpoint(filename, map_location, before_load)
         sharded = os.path.join(os.path.dirname(filename), checkpoint.get("sharded", ""))
         if not checkpoint.get("sharded") or not os.path.isdir(sharded):
             raise FileNotFoundError(

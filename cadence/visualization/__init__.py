@@ -1,6 +1,25 @@
-"""Visualization: the Visualizer and its recording backends."""
+"""Visualization: the Visualizer, its recording backends and the ``cadence plot`` command.
 
+Optional packages (tensorboard, wandb, mlflow, matplotlib) are imported only when
+a backend first writes or a plot is drawn.
+"""
+
+from .image import encode_png, to_rgb_uint8, write_png
+from .mlflow_backend import MLflowVisBackend
+from .tensorboard_backend import TensorboardVisBackend
 from .vis_backend import BaseVisBackend, LocalVisBackend, to_json_value
 from .visualizer import Visualizer
+from .wandb_backend import WandbVisBackend
 
-__all__ = ["BaseVisBackend", "LocalVisBackend", "Visualizer", "to_json_value"]
+__all__ = [
+    "BaseVisBackend",
+    "LocalVisBackend",
+    "MLflowVisBackend",
+    "TensorboardVisBackend",
+    "Visualizer",
+    "WandbVisBackend",
+    "encode_png",
+    "to_json_value",
+    "to_rgb_uint8",
+    "write_png",
+]

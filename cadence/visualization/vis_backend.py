@@ -1,4 +1,4 @@
-"""Visualisation backends: where scalars and configs are recorded.
+"""Visualisation backends: where scalars, configs and images are recorded.
 
 Backends create their output directories on first use, so building one
 costs nothing until something is written.
@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from ..registry import VISBACKENDS
+from .image import write_png
 
 
 def to_json_value(value: Any) -> Any:
@@ -26,6 +27,37 @@ def to_json_value(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [to_json_value(item) for item in value]
     return value
+
+
+def scalar_number(value: Any) -> float | int | None:
+    """``value`` as a Python number when it is one scalar (bool, int, float, 1-element
+    tensor or array), else None."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)):
+        return value
+    plain = to_json_value(value)
+    if isinstance(plain, list) and len(plain) == 1:  # one-element arrays
+        plain = plain[0]
+    if isinstance(plain, bool):
+        return int(plain)
+    if isinstance(plain, (int, float)):
+        return plain
+    return None
+
+
+def split_step(scalar_dict: dict[str, Any], step: int) -> tuple[dict[str, Any], int]:
+    """The scalars without a ``"step"`` entry, and the step (that entry wins over ``step``)."""
+    if not isinstance(scalar_dict, dict):
+        raise TypeError(f"scalar_dict must be a dict, got {type(scalar_dict).__name__}")
+    if "step" not in scalar_dict:
+        return scalar_dict, step
+    values = dict(scalar_dict)
+    given = values.pop("step")
+    number = scalar_number(given)
+    if not isinstance(number, int):
+        raise TypeError(f"a 'step' entry in scalar_dict must be an int, got {given!r}")
+    return values, number
 
 
 class BaseVisBackend:
@@ -61,6 +93,12 @@ class BaseVisBackend:
     def add_config(self, config: Any, **kwargs: Any) -> None:
         """Record the run's config."""
 
+    def add_graph(self, model: Any, data_batch: Any = None, **kwargs: Any) -> None:
+        """Record the model graph."""
+
+    def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
+        """Record an image (HWC uint8 RGB after :func:`~.image.to_rgb_uint8`) at ``step``."""
+
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
         """Record one scalar at ``step``."""
 
@@ -83,7 +121,7 @@ class LocalVisBackend(BaseVisBackend):
 
     Args:
         save_dir: output directory (created on first write).
-        img_save_dir: image subdirectory name (kept for configs; images come later).
+        img_save_dir: subdirectory for images, written as ``<name>_<step>.png``.
         config_save_file: file name of the config copy (``.py``).
         scalar_save_file: file name of the scalar log (``.json``, one object per line).
     """
@@ -115,6 +153,17 @@ class LocalVisBackend(BaseVisBackend):
             text = str(config)
         with open(self._config_save_file, "w", encoding="utf-8") as file:
             file.write(text)
+
+    def add_image(self, name: str, image: Any, step: int = 0, **kwargs: Any) -> None:
+        """Write ``image`` to ``<img_save_dir>/<name>_<step>.png``; a ``/`` in ``name``
+        makes subdirectories."""
+        path = os.path.normpath(os.path.join(self._img_save_dir, f"{name}_{step}.png"))
+        root = os.path.normpath(self._img_save_dir)
+        if os.path.isabs(name) or os.path.commonpath([root, path]) != root:
+            raise ValueError(f"image name {name!r} would be written outside {root}")
+        self._ensure_env()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_png(path, image)
 
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
         """Append ``{name: value, "step": step}`` as one JSON line."""

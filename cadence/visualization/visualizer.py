@@ -1,4 +1,4 @@
-"""Visualizer: forwards what the run records to every configured backend."""
+"""Visualizer: forwards what the run records (configs, scalars, images) to every backend."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 from ..logging._rank import process_rank
 from ..logging.instances import GlobalInstanceMixin
 from ..registry import VISBACKENDS, VISUALIZERS
+from .image import to_rgb_uint8
 from .vis_backend import BaseVisBackend
 
 BackendCfg = dict[str, Any] | BaseVisBackend
@@ -16,7 +17,7 @@ BackendCfg = dict[str, Any] | BaseVisBackend
 
 @VISUALIZERS.register_module()
 class Visualizer(GlobalInstanceMixin):
-    """Sends configs and scalars to its backends (rank 0 only), fetchable by name.
+    """Sends configs, scalars and images to its backends (rank 0 only), fetchable by name.
 
     Args:
         name: instance name; constructing makes it the current visualizer.
@@ -25,7 +26,7 @@ class Visualizer(GlobalInstanceMixin):
         save_dir: run directory; backends write under ``<save_dir>/vis_data``
             as in mmengine. Backend configs are skipped (with a warning) when
             it is None.
-        image: accepted for mmengine compatibility (image drawing comes later).
+        image: accepted for mmengine compatibility (drawing on images comes later).
     """
 
     _default_instance_name = "visualizer"
@@ -104,6 +105,24 @@ class Visualizer(GlobalInstanceMixin):
         if process_rank() == 0:
             for backend in self._vis_backends.values():
                 backend.add_config(config, **kwargs)
+
+    def add_graph(self, model: Any, data_batch: Any = None, **kwargs: Any) -> None:
+        """Record the model graph in every backend that supports it."""
+        if process_rank() == 0:
+            for backend in self._vis_backends.values():
+                backend.add_graph(model, data_batch, **kwargs)
+
+    def add_image(self, name: str, image: Any, step: int = 0) -> None:
+        """Record ``image`` in every backend, as an HWC uint8 RGB array.
+
+        ``image`` may be a numpy array (HW, HWC or CHW) or a torch tensor (CHW or
+        HWC); floats are read as [0, 1] unless a value exceeds 1 (then [0, 255]).
+        """
+        if process_rank() != 0:
+            return
+        rgb = to_rgb_uint8(image)
+        for backend in self._vis_backends.values():
+            backend.add_image(name, rgb, step)
 
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
         """Record one scalar in every backend."""

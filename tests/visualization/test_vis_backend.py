@@ -73,3 +73,44 @@ def test_file_names_are_checked_and_registered(tmp_path):
     assert isinstance(built, LocalVisBackend) and built.save_dir == str(tmp_path)
     assert built.experiment is built
     built.close()
+
+
+def test_add_image_writes_png_named_by_step(tmp_path):
+    from PIL import Image
+
+    backend = LocalVisBackend(tmp_path / "vis_data")
+    chw = torch.zeros(3, 4, 6)
+    chw[0] = 1.0  # pure red
+    backend.add_image("pred", chw, step=7)
+    backend.add_image("val/sample", np.full((2, 2), 9, dtype=np.uint8))  # gray, step 0
+    with Image.open(tmp_path / "vis_data" / "vis_image" / "pred_7.png") as png:
+        pixels = np.asarray(png)
+    assert pixels.shape == (4, 6, 3)
+    assert (pixels == np.array([255, 0, 0], dtype=np.uint8)).all()
+    with Image.open(tmp_path / "vis_data" / "vis_image" / "val" / "sample_0.png") as png:
+        assert np.asarray(png).tolist() == [[[9, 9, 9]] * 2] * 2
+
+
+def test_add_image_refuses_names_leaving_the_image_dir(tmp_path):
+    backend = LocalVisBackend(tmp_path / "vis_data", img_save_dir="imgs")
+    with pytest.raises(ValueError, match="outside"):
+        backend.add_image("../../escape", np.zeros((2, 2, 3), dtype=np.uint8))
+    with pytest.raises(ValueError, match="outside"):
+        backend.add_image(str(tmp_path / "abs"), np.zeros((2, 2, 3), dtype=np.uint8))
+    assert not (tmp_path / "escape_0.png").exists()
+
+
+def test_scalar_number_and_split_step():
+    from cadence.visualization.vis_backend import scalar_number, split_step
+
+    assert scalar_number(3) == 3 and scalar_number(0.5) == 0.5 and scalar_number(True) == 1
+    assert scalar_number(torch.tensor(2.5)) == 2.5
+    assert scalar_number(np.array([4])) == 4 and scalar_number(np.float32(0.25)) == 0.25
+    assert scalar_number("x") is None and scalar_number(torch.tensor([1, 2])) is None
+    values = {"loss": 1.0}
+    assert split_step(values, 5) == ({"loss": 1.0}, 5)
+    assert split_step({"loss": 1.0, "step": torch.tensor(9)}, 5) == ({"loss": 1.0}, 9)
+    with pytest.raises(TypeError, match="'step' entry"):
+        split_step({"step": 1.5}, 0)
+    with pytest.raises(TypeError, match="dict"):
+        split_step([("loss", 1.0)], 0)  # type: ignore[arg-type]

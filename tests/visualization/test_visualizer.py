@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
+import torch
 
 from cadence.logging import isolated_instances
 from cadence.registry import VISUALIZERS
@@ -22,6 +24,12 @@ class Recorder(BaseVisBackend):
 
     def add_scalar(self, name, value, step=0, **kwargs):
         self.calls.append(("scalar", name, value, step))
+
+    def add_image(self, name, image, step=0, **kwargs):
+        self.calls.append(("image", name, image, step))
+
+    def add_graph(self, model, data_batch=None, **kwargs):
+        self.calls.append(("graph", model, data_batch))
 
     def add_scalars(self, scalar_dict, step=0, file_path=None, **kwargs):
         self.calls.append(("scalars", scalar_dict, step, file_path))
@@ -107,3 +115,34 @@ def test_instances_like_message_hub(tmp_path):
     with isolated_instances():
         Visualizer.get_instance("inner")
     assert not Visualizer.check_instance_created("inner")
+
+
+def test_add_image_sends_hwc_uint8_rgb_to_every_backend(tmp_path, monkeypatch):
+    first, second = Recorder(tmp_path), Recorder(tmp_path)
+    visualizer = Visualizer(vis_backends=[first])
+    visualizer._vis_backends["second"] = second
+    chw = torch.zeros(3, 2, 5)
+    chw[2, 1, 4] = 1.0  # one blue pixel at row 1, column 4
+    visualizer.add_image("sample", chw, step=3)
+    for backend in (first, second):
+        ((kind, name, image, step),) = backend.calls
+        assert (kind, name, step) == ("image", "sample", 3)
+        assert isinstance(image, np.ndarray) and image.dtype == np.uint8
+        assert image.shape == (2, 5, 3)
+        assert image[1, 4].tolist() == [0, 0, 255] and int(image.sum()) == 255
+    with pytest.raises(ValueError, match="channel axis"):
+        visualizer.add_image("bad", np.zeros((5, 6, 7)))
+    monkeypatch.setenv("RANK", "1")
+    visualizer.add_image("other", chw)
+    visualizer.add_graph("model")
+    assert len(first.calls) == 1  # rank 1 records nothing
+    monkeypatch.setenv("RANK", "0")
+    visualizer.add_graph("model", "batch")
+    assert first.calls[-1] == ("graph", "model", "batch")
+
+
+def test_local_backend_images_through_the_visualizer(tmp_path):
+    visualizer = Visualizer(vis_backends=[dict(type="LocalVisBackend")], save_dir=tmp_path)
+    visualizer.add_image("img", np.ones((3, 3), dtype=np.float32), step=1)
+    data = (tmp_path / "vis_data" / "vis_image" / "img_1.png").read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
