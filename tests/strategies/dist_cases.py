@@ -109,10 +109,11 @@ def train(
 
 
 def train_fsdp_bf16(work_dir: str, max_epochs: int) -> dict[str, Any]:
-    """FSDP with bf16 parameters in compute and fp32 gradient reduction."""
+    """FSDP with bf16 compute, fp32 gradient reduction and recomputed backbone activations."""
     return train_fsdp(
-        work_dir, max_epochs, mixed_precision=dict(param_dtype="bfloat16", reduce_dtype="float32")
-    )
+        work_dir, max_epochs, mixed_precision=dict(param_dtype="bfloat16", reduce_dtype="float32"),
+        activation_checkpointing=["Sequential"],
+    )  # fmt: skip
 
 
 def train_deepspeed(work_dir: str, max_epochs: int, stage: int, resume: bool = False) -> dict:
