@@ -206,9 +206,10 @@ class Runner(CheckpointMixin):
         self.log_processor = LOG_PROCESSORS.build(cfg, key_path="log_processor")
         self._register_hooks()
         self.logger.info("Environment:\n" + format_env(collect_env(os.getcwd())))
+        strategy = f"{type(self.strategy).__name__} on {self.strategy.device}"
         self.logger.info(
-            f"Seed: {self.seed}    Experiment: {self._experiment_name}    Strategy: "
-            f"{type(self.strategy).__name__} on {self.strategy.device}, world size {self.world_size}"
+            f"Seed: {self.seed}    Experiment: {self._experiment_name}    "
+            f"Strategy: {strategy}, world size {self.world_size}"
         )
         if len(self._cfg):
             self._cfg_text = self._cfg.pretty_text
