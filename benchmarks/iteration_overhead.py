@@ -1,28 +1,62 @@
 """Per-iteration time of cadence's Runner against a hand-written loop, same process.
 
-Tiny workload (issue 9): MLP 32->64->10, batch 32, SGD, in-memory TensorDataset
-through a DataLoader, default hooks, a log line every 50 iterations. Runs the two
-interleaved ``--rounds`` times and prints the median ratio runner/hand-written.
+Workload (issue 9): MLP 32->64->10, batch 32, SGD, an in-memory TensorDataset
+through a DataLoader; ``--medium``: MLP 512->2048->10, batch 256.
 
-    python benchmarks/iteration_overhead.py [--iters 2000] [--rounds 3] [--medium]
+What makes the comparison fair:
+
+* Same data, model shape, optimizer, shuffling ``DataLoader`` and collate
+  function (batches are ``dict(inputs=..., data_samples=...)`` in both).
+* Both log a line every 50 iterations at INFO level, to a console stream and to
+  a log file. The console of both is the same sink (``--sink``: ``null``, the
+  default, is ``os.devnull``; ``stdout`` is this process's stdout), and each
+  writes its own log file in a temporary folder.
+* The runner runs its default hooks (runtime info, timer, sampler seed,
+  logger, parameter scheduler; no checkpoints) and its visualizer writes
+  ``scalars.json`` at each log line, as in any cadence run. Its time is taken
+  from ``before_train`` to ``after_train``, so building the runner is not
+  counted; the hand-written loop's time starts at its first batch.
+* ``--threads`` torch threads for both (1 by default: a tiny model gains
+  nothing from more, and one thread keeps timings steady on a busy machine).
+* A warm-up pair runs first; then ``--rounds`` pairs alternate hand-written and
+  runner. Reported: the median time per iteration of each, and the median of
+  the per-pair ratios runner/hand-written (pairs run back to back, so they see
+  the same machine load).
+
+    python benchmarks/iteration_overhead.py [--iters 2000] [--rounds 5] [--medium]
+        [--threads 1] [--sink null|stdout] [--progress off|auto|bar]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import statistics
+import sys
 import tempfile
 import time
+from typing import IO, Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
+from cadence.hooks import Hook
 from cadence.model import BaseModel
 from cadence.registry import MODELS
 from cadence.runner import Runner
+
+LOG_INTERVAL = 50
+
+
+class Timing(NamedTuple):
+    """Seconds per iteration: wall-clock, and CPU time of the process."""
+
+    wall: float
+    cpu: float
 
 
 def make_data(n: int, dim: int, classes: int) -> TensorDataset:
@@ -32,11 +66,25 @@ def make_data(n: int, dim: int, classes: int) -> TensorDataset:
     )
 
 
+def collate(batch: list[tuple[torch.Tensor, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    """The one collate function both loops use."""
+    xs, ys = zip(*batch)
+    return {"inputs": torch.stack(xs), "data_samples": torch.stack(ys)}
+
+
+def make_loader(data: TensorDataset, args: argparse.Namespace) -> DataLoader:
+    return DataLoader(data, batch_size=args.batch, shuffle=True, drop_last=True, collate_fn=collate)
+
+
+def make_net(args: argparse.Namespace) -> nn.Sequential:
+    return nn.Sequential(nn.Linear(args.dim, args.hidden), nn.ReLU(), nn.Linear(args.hidden, 10))
+
+
 @MODELS.register_module()
 class BenchMLP(BaseModel):
-    def __init__(self, dim: int, hidden: int, classes: int) -> None:
+    def __init__(self, dim: int, hidden: int) -> None:
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(dim, hidden), nn.ReLU(), nn.Linear(hidden, classes))
+        self.net = make_net(argparse.Namespace(dim=dim, hidden=hidden))
 
     def forward(self, inputs, data_samples=None, mode="tensor"):  # type: ignore[no-untyped-def]
         logits = self.net(inputs)
@@ -45,84 +93,139 @@ class BenchMLP(BaseModel):
         return logits
 
 
-def hand_written(data: TensorDataset, args: argparse.Namespace) -> float:
+def close_handlers(logger: logging.Logger) -> None:
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+        handler.close()
+
+
+def hand_logger(sink: IO[str], work: str) -> logging.Logger:
+    """A logger like the runner's: INFO level, one console stream and one file."""
+    logger = logging.getLogger("bench.hand_written")
+    close_handlers(logger)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    fmt = logging.Formatter("%(asctime)s - %(name)s - %(levelname)s - %(message)s")
+    for handler in (logging.StreamHandler(sink), logging.FileHandler(os.path.join(work, "h.log"))):
+        handler.setFormatter(fmt)
+        logger.addHandler(handler)
+    return logger
+
+
+def _now() -> tuple[float, float]:
+    """(wall-clock seconds, CPU seconds of this process)."""
+    return time.perf_counter(), time.process_time()
+
+
+def _per_iter(start: tuple[float, float], end: tuple[float, float], iters: int) -> Timing:
+    return Timing((end[0] - start[0]) / iters, (end[1] - start[1]) / iters)
+
+
+def hand_written(
+    data: TensorDataset, args: argparse.Namespace, iters: int, sink: IO[str]
+) -> Timing:
+    """Seconds per iteration of a plain PyTorch loop."""
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(args.dim, args.hidden), nn.ReLU(), nn.Linear(args.hidden, 10))
+    model = make_net(args)
+    model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    loader = DataLoader(data, batch_size=args.batch, shuffle=True, drop_last=True)
-    it = 0
-    start = time.perf_counter()
-    while it < args.iters:
-        for x, y in loader:
-            loss = F.cross_entropy(model(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            it += 1
-            if it % 50 == 0:
-                logging.getLogger("bench").info("iter %d loss %.4f", it, loss.item())
-            if it == args.iters:
-                break
-    return (time.perf_counter() - start) / args.iters
-
-
-def with_runner(data: TensorDataset, args: argparse.Namespace) -> float:
-    def collate(batch):  # type: ignore[no-untyped-def]
-        xs, ys = zip(*batch)
-        return {"inputs": torch.stack(xs), "data_samples": torch.stack(ys)}
-
+    loader = make_loader(data, args)
     with tempfile.TemporaryDirectory() as work:
+        logger = hand_logger(sink, work)
+        it = 0
+        start = _now()
+        while it < iters:
+            for batch in loader:
+                loss = F.cross_entropy(model(batch["inputs"]), batch["data_samples"])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                it += 1
+                if it % LOG_INTERVAL == 0:
+                    logger.info("Iter [%d/%d] lr: %.4e loss: %.4f", it, iters, 0.01, loss.item())
+                if it == iters:
+                    break
+        end = _now()
+        close_handlers(logger)
+    return _per_iter(start, end, iters)
+
+
+class _Clock(Hook):
+    """Stamps the start and the end of training."""
+
+    priority = "LOWEST"
+
+    def __init__(self) -> None:
+        self.stamps: list[tuple[float, float]] = []
+
+    def before_train(self, runner: Any) -> None:
+        self.stamps.append(_now())
+
+    def after_train(self, runner: Any) -> None:
+        self.stamps.append(_now())
+
+
+def with_runner(data: TensorDataset, args: argparse.Namespace, iters: int, sink: IO[str]) -> Timing:
+    """Seconds per iteration of the same training through cadence's Runner."""
+    progress = {} if args.progress is None else {"progress": args.progress}
+    with tempfile.TemporaryDirectory() as work, contextlib.redirect_stdout(sink):
         runner = Runner(
-            model=dict(type="BenchMLP", dim=args.dim, hidden=args.hidden, classes=10),
+            model=dict(type="BenchMLP", dim=args.dim, hidden=args.hidden),
             work_dir=work,
-            train_dataloader=DataLoader(
-                data, batch_size=args.batch, shuffle=True, drop_last=True, collate_fn=collate
-            ),  # fmt: skip
-            train_cfg=dict(by_epoch=False, max_iters=args.iters),
+            train_dataloader=make_loader(data, args),
+            train_cfg=dict(by_epoch=False, max_iters=iters),
             optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.01)),
             default_hooks=dict(
-                logger=dict(type="LoggerHook", interval=50), checkpoint=None
-            ),  # fmt: skip
+                logger=dict(type="LoggerHook", interval=LOG_INTERVAL, **progress), checkpoint=None
+            ),
             log_processor=dict(by_epoch=False),
+            log_level="INFO",
             randomness=dict(seed=0),
         )
-        timings: list[float] = []
-
-        from cadence.hooks import Hook
-
-        class Clock(Hook):
-            priority = "LOWEST"
-
-            def before_train(self, runner):  # type: ignore[no-untyped-def]
-                timings.append(time.perf_counter())
-
-            def after_train(self, runner):  # type: ignore[no-untyped-def]
-                timings.append(time.perf_counter())
-
-        runner.register_hook(Clock())
+        clock = _Clock()
+        runner.register_hook(clock)
         runner.train()
-        return (timings[1] - timings[0]) / args.iters
+        close_handlers(logging.getLogger(runner.experiment_name))
+    start, end = clock.stamps
+    return _per_iter(start, end, iters)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--iters", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--medium", action="store_true", help="MLP 512->2048->10, batch 256")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--sink", choices=("null", "stdout"), default="null",
+                        help="where both loops' console lines go")  # fmt: skip
+    parser.add_argument("--progress", choices=("off", "auto", "bar"), default=None,
+                        help="the runner's LoggerHook progress (default: the hook's)")  # fmt: skip
     args = parser.parse_args()
     args.dim, args.hidden, args.batch = (512, 2048, 256) if args.medium else (32, 64, 32)
-    logging.basicConfig(level=logging.WARNING)
-    torch.set_num_threads(torch.get_num_threads())
+    torch.set_num_threads(args.threads)
     data = make_data(args.batch * 64, args.dim, 10)
-    hand, runner = [], []
-    for _ in range(args.rounds):
-        hand.append(hand_written(data, args))
-        runner.append(with_runner(data, args))
-    h, r = statistics.median(hand), statistics.median(runner)
-    print(f"workload: MLP {args.dim}->{args.hidden}->10, batch {args.batch}, {args.iters} iters")
-    print(f"hand-written: {h * 1e6:8.1f} us/iter")
-    print(f"cadence     : {r * 1e6:8.1f} us/iter")
-    print(f"ratio cadence/hand-written: {r / h:.3f}")
+    sink_cm = open(os.devnull, "w") if args.sink == "null" else contextlib.nullcontext(sys.stdout)
+    hand: list[Timing] = []
+    runner: list[Timing] = []
+    with sink_cm as sink:
+        warm = min(args.iters, 200)
+        hand_written(data, args, warm, sink)
+        with_runner(data, args, warm, sink)
+        for _ in range(args.rounds):
+            hand.append(hand_written(data, args, args.iters, sink))
+            runner.append(with_runner(data, args, args.iters, sink))
+    print(f"workload: MLP {args.dim}->{args.hidden}->10, batch {args.batch}, "
+          f"{args.iters} iters x {args.rounds} rounds, {args.threads} thread(s)")  # fmt: skip
+    for clock in Timing._fields:
+        h = [getattr(t, clock) for t in hand]
+        r = [getattr(t, clock) for t in runner]
+        ratios = [b / a for a, b in zip(h, r)]
+        print(f"{clock:4s}: hand-written {statistics.median(h) * 1e6:8.1f} us/iter, "
+              f"cadence {statistics.median(r) * 1e6:8.1f} us/iter, "
+              f"ratio {statistics.median(ratios):.3f} (median; per round: "
+              f"{' '.join(f'{x:.3f}' for x in ratios)})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -2,67 +2,112 @@
 
 from __future__ import annotations
 
-import time
+from time import perf_counter
 from typing import Any
 
 from ..registry import HOOKS
 from .hook import Hook
 
 
+def _length(loop: Any) -> int:
+    """Batches in a loop's dataloader; 0 when it cannot tell (iterable datasets)."""
+    try:
+        return len(loop.dataloader)
+    except (AttributeError, TypeError, NotImplementedError):
+        return 0
+
+
 @HOOKS.register_module()
 class IterTimerHook(Hook):
-    """Record ``<mode>/data_time`` and ``<mode>/time`` per iteration, and ``eta``."""
+    """Record ``<mode>/data_time`` and ``<mode>/time`` per iteration, and ``eta``.
+
+    ``data_time`` is the wait from the end of the previous iteration to the
+    start of this one (loading the batch); ``time`` runs from the end of the
+    previous iteration to the end of this one. Two clock reads per iteration.
+
+    ``eta`` (runtime information, in seconds) is the mean iteration time *of
+    this process* times the iterations left, so it is right from the first
+    iteration after resuming at any iteration. During validation and testing
+    it estimates the rest of that loop instead, as mmengine does; time spent
+    validating is not counted as training time.
+    """
 
     priority = "NORMAL"
 
     def __init__(self) -> None:
         self._last = 0.0
         self._train_time = 0.0
-        self._train_iters = 0
+        self._train_done = 0
+        self._train_left = 0  # iterations left when this process started training
+        self._eval_time = 0.0
+        self._eval_done = 0
+        self._eval_total = 0
 
-    def _start(self, runner: Any) -> None:
-        self._last = time.perf_counter()
-
-    before_train_epoch = _start
-    before_val_epoch = _start
-    before_test_epoch = _start
-
+    # ---------------------------------------------------------------- train
     def before_train(self, runner: Any) -> None:
-        self._train_time, self._train_iters = 0.0, 0
+        self._train_time, self._train_done = 0.0, 0
+        self._train_left = runner.max_iters - runner.iter
 
-    def _before_iter(self, runner: Any, mode: str) -> None:
-        runner.message_hub.update_scalar(f"{mode}/data_time", time.perf_counter() - self._last)
-
-    def _after_iter(self, runner: Any, mode: str) -> float:
-        now = time.perf_counter()
-        elapsed = now - self._last
-        runner.message_hub.update_scalar(f"{mode}/time", elapsed)
-        self._last = now
-        return elapsed
+    def before_train_epoch(self, runner: Any) -> None:
+        self._last = perf_counter()
 
     def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
-        self._before_iter(runner, "train")
-
-    def before_val_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
-        self._before_iter(runner, "val")
-
-    def before_test_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
-        self._before_iter(runner, "test")
+        runner.message_hub.update_scalar("train/data_time", perf_counter() - self._last)
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
-        self._train_time += self._after_iter(runner, "train")
-        self._train_iters += 1
-        remaining = runner.max_iters - runner.iter - 1
-        runner.message_hub.update_info("eta", self._train_time / self._train_iters * remaining)
+        now = perf_counter()
+        elapsed = now - self._last
+        self._last = now
+        hub = runner.message_hub
+        hub.update_scalar("train/time", elapsed)
+        total = self._train_time = self._train_time + elapsed
+        done = self._train_done = self._train_done + 1
+        hub.update_info("eta", total / done * (self._train_left - done))
+
+    # ----------------------------------------------------------- evaluation
+    def _before_eval_epoch(self, loop: Any) -> None:
+        self._eval_time, self._eval_done = 0.0, 0
+        self._eval_total = _length(loop)
+        self._last = perf_counter()
+
+    def _after_eval_iter(self, runner: Any, key: str) -> None:
+        now = perf_counter()
+        elapsed = now - self._last
+        self._last = now
+        hub = runner.message_hub
+        hub.update_scalar(key, elapsed)
+        total = self._eval_time = self._eval_time + elapsed
+        done = self._eval_done = self._eval_done + 1
+        if self._eval_total:
+            hub.update_info("eta", total / done * max(self._eval_total - done, 0))
+
+    def _after_eval(self, runner: Any) -> None:
+        # training may go on: its next data_time starts now, not at the last eval batch
+        self._last = perf_counter()
+
+    def before_val_epoch(self, runner: Any) -> None:
+        self._before_eval_epoch(runner.val_loop)
+
+    def before_test_epoch(self, runner: Any) -> None:
+        self._before_eval_epoch(runner.test_loop)
+
+    def before_val_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
+        runner.message_hub.update_scalar("val/data_time", perf_counter() - self._last)
+
+    def before_test_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
+        runner.message_hub.update_scalar("test/data_time", perf_counter() - self._last)
 
     def after_val_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
-        self._after_iter(runner, "val")
+        self._after_eval_iter(runner, "val/time")
 
     def after_test_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
-        self._after_iter(runner, "test")
+        self._after_eval_iter(runner, "test/time")
+
+    after_val = _after_eval
+    after_test = _after_eval

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..logging.progress import ProgressBar, check_progress_mode, format_loss, wants_bar
 from ..registry import HOOKS
 from .hook import Hook
 
@@ -12,8 +13,21 @@ def _length(dataloader: Any) -> int:
     """Batches in a dataloader; 0 when it cannot tell (iterable datasets)."""
     try:
         return len(dataloader)
-    except TypeError:
+    except (TypeError, NotImplementedError):
         return 0
+
+
+def _window_end(runner: Any, start: int) -> int:
+    """Where the iteration window that starts after ``start`` done iterations ends.
+
+    At the next validation (a multiple of the loop's ``val_interval``) when the
+    run validates, else at ``max_iters``.
+    """
+    end = runner.max_iters
+    interval = getattr(runner.train_loop, "val_interval", 0)
+    if isinstance(interval, int) and interval > 0 and getattr(runner, "val_loop", None):
+        end = min(end, (start // interval + 1) * interval)
+    return end
 
 
 @HOOKS.register_module()
@@ -21,13 +35,36 @@ class LoggerHook(Hook):
     """Every ``interval`` iterations: format the message hub's values with the
     runner's log processor, write the line to the logger and the scalars to the
     visualizer (``scalars.json`` by default). After validation and testing: the
-    metrics of the epoch.
+    metrics of the epoch. Optionally, a live progress bar on the console.
 
     Args:
         interval: iterations between two log lines.
         ignore_last: skip the last, shorter interval of an epoch.
+        interval_exp_name: iterations between two lines naming the experiment
+            (0: never).
         log_metric_by_epoch: step validation metrics by epoch (else by iteration).
-        out_dir: accepted for mmengine configs; logs stay in the run's log dir.
+        progress: the console progress bar, shown by rank 0 only:
+
+            * ``'auto'`` (default): a bar when the console (``sys.stdout``) is
+              an interactive terminal; when output is redirected (files, SLURM
+              logs, pipes, pytest) nothing changes: plain log lines, no
+              control characters.
+            * ``'bar'``: always a bar, even into a file (it then contains
+              terminal control sequences).
+            * ``'off'``: never a bar.
+
+            The bar follows the current train epoch (for iteration-based
+            training: the iterations up to the next validation, or to the end),
+            then each validation or test pass, and shows iterations per
+            second, the time left and the latest loss. It is redrawn at most
+            5 times per second; between redraws an iteration costs one
+            counter update. Log lines still appear, above the bar.
+        out_dir, out_suffix, keep_local, file_client_args, backend_args:
+            accepted for mmengine configs; logs stay in the run's log dir.
+
+    Example::
+
+        default_hooks = dict(logger=dict(type='LoggerHook', interval=50, progress='off'))
     """
 
     priority = "BELOW_NORMAL"
@@ -43,48 +80,130 @@ class LoggerHook(Hook):
         file_client_args: Any = None,
         log_metric_by_epoch: bool = True,
         backend_args: Any = None,
+        progress: str = "auto",
     ) -> None:
-        if not isinstance(interval, int) or interval <= 0:
+        if not isinstance(interval, int) or isinstance(interval, bool) or interval <= 0:
             raise ValueError(f"LoggerHook.interval must be a positive int, got {interval!r}")
+        if not isinstance(interval_exp_name, int) or interval_exp_name < 0:
+            raise ValueError(
+                f"LoggerHook.interval_exp_name must be an int >= 0, got {interval_exp_name!r}"
+            )
         self.interval = interval
         self.ignore_last = ignore_last
         self.interval_exp_name = interval_exp_name
         self.out_dir = out_dir
         self.log_metric_by_epoch = log_metric_by_epoch
+        self.progress = check_progress_mode(progress)
+        self._bar: ProgressBar | None = None
+        self._by_epoch: bool | None = None
+        self._epoch_len = 0
 
-    def _due(self, runner: Any, batch_idx: int, dataloader: Any) -> bool:
-        if runner.train_loop_by_epoch:
-            if self.every_n_inner_iters(batch_idx, self.interval):
-                return True
-            return not self.ignore_last and self.end_of_epoch(dataloader, batch_idx)
-        return self.every_n_train_iters(runner, self.interval)
+    # ------------------------------------------------------------ lifecycle
+    def before_run(self, runner: Any) -> None:
+        show = wants_bar(self.progress, getattr(runner, "rank", 0))
+        self._bar = ProgressBar() if show else None
+
+    def after_run(self, runner: Any) -> None:
+        self._stop_bar()
+
+    def before_train(self, runner: Any) -> None:
+        self._setup_train(runner)
+
+    def _setup_train(self, runner: Any) -> bool:
+        by_epoch = self._by_epoch = bool(runner.train_loop_by_epoch)
+        self._epoch_len = _length(runner.train_loop.dataloader)
+        return by_epoch
+
+    def after_train(self, runner: Any) -> None:
+        self._stop_bar()
+
+    def _stop_bar(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    # ---------------------------------------------------------------- train
+    def before_train_epoch(self, runner: Any) -> None:
+        bar = self._bar
+        if bar is not None and self._by_epoch:
+            bar.start(
+                f"Epoch {runner.epoch + 1}/{runner.max_epochs}",
+                total=self._epoch_len or None,
+                completed=getattr(runner.train_loop, "inner_iter", 0),
+            )
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
-        if self.every_n_train_iters(runner, self.interval_exp_name):
+        done = runner.iter + 1
+        every = self.interval_exp_name
+        if every and done % every == 0:
             runner.logger.info(f"Exp name: {runner.experiment_name}")
-        if not self._due(runner, batch_idx, runner.train_loop.dataloader):
-            return
-        tag, line = runner.log_processor.get_log_after_iter(runner, batch_idx, "train")
-        runner.logger.info(line)
-        runner.visualizer.add_scalars(tag, step=runner.iter + 1)
+        by_epoch = self._by_epoch
+        if by_epoch is None:
+            by_epoch = self._setup_train(runner)
+        bar = self._bar
+        if bar is not None:
+            if not bar.active and not by_epoch:
+                start = done - 1
+                end = _window_end(runner, start)
+                bar.start(f"Iter {start + 1}-{end}/{runner.max_iters}", total=end - start)
+            if bar.tick():
+                self._show_train(runner, bar, by_epoch)
+        if by_epoch:
+            n = batch_idx + 1
+            due = n % self.interval == 0 or (not self.ignore_last and n == self._epoch_len)
+        else:
+            due = done % self.interval == 0
+        if due:
+            tag, line = runner.log_processor.get_log_after_iter(runner, batch_idx, "train")
+            runner.logger.info(line)
+            runner.visualizer.add_scalars(tag, step=done)
+
+    @staticmethod
+    def _show_train(runner: Any, bar: ProgressBar, by_epoch: bool) -> None:
+        buffer = runner.message_hub.log_scalars.get("train/loss")
+        bar.show(format_loss(buffer.last_ready() if buffer is not None else None))
+        if bar.finished and not by_epoch:
+            bar.stop()
+
+    def after_train_epoch(self, runner: Any) -> None:
+        if self._by_epoch:
+            self._stop_bar()
+
+    # ----------------------------------------------------------- evaluation
+    def _start_eval_bar(self, runner: Any, mode: str) -> None:
+        bar = self._bar
+        if bar is not None:
+            loop = getattr(runner, f"{mode}_loop")
+            total = _length(getattr(loop, "dataloader", None))
+            bar.start(mode.capitalize(), total=total or None, transient=True)
+
+    def _eval_iter(self, runner: Any, batch_idx: int, mode: str) -> None:
+        bar = self._bar
+        if bar is not None and bar.tick():
+            bar.show()
+        if (batch_idx + 1) % self.interval == 0:
+            _, line = runner.log_processor.get_log_after_iter(runner, batch_idx, mode)
+            runner.logger.info(line)
+
+    def before_val_epoch(self, runner: Any) -> None:
+        self._start_eval_bar(runner, "val")
+
+    def before_test_epoch(self, runner: Any) -> None:
+        self._start_eval_bar(runner, "test")
 
     def after_val_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
-        if self.every_n_inner_iters(batch_idx, self.interval):
-            _, line = runner.log_processor.get_log_after_iter(runner, batch_idx, "val")
-            runner.logger.info(line)
+        self._eval_iter(runner, batch_idx, "val")
 
     def after_test_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
-        if self.every_n_inner_iters(batch_idx, self.interval):
-            _, line = runner.log_processor.get_log_after_iter(runner, batch_idx, "test")
-            runner.logger.info(line)
+        self._eval_iter(runner, batch_idx, "test")
 
     def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+        self._stop_bar()
         tag, line = runner.log_processor.get_log_after_epoch(
             runner, _length(runner.val_loop.dataloader), "val"
         )
@@ -93,6 +212,7 @@ class LoggerHook(Hook):
         runner.visualizer.add_scalars(tag, step=runner.epoch if by_epoch else runner.iter)
 
     def after_test_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+        self._stop_bar()
         tag, line = runner.log_processor.get_log_after_epoch(
             runner, _length(runner.test_loop.dataloader), "test"
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import torch
@@ -9,33 +11,123 @@ import torch
 from ..registry import HOOKS
 from .hook import Hook
 
+#: (message hub key, reader) pairs; a reader returns one learning rate.
+LrReaders = list[tuple[str, Callable[[], Any]]]
+
 
 def _is_scalar(value: Any) -> bool:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return True
-    return isinstance(value, torch.Tensor) and value.numel() == 1
+    if isinstance(value, torch.Tensor):
+        return value.numel() == 1
+    return getattr(value, "size", None) == 1 and hasattr(value, "item")  # numpy scalars
+
+
+def _first_group_lr(wrapper: Any) -> Any:
+    return wrapper.optimizer.param_groups[0]["lr"]
+
+
+def _base_lr(wrapper: Any) -> Any:
+    return wrapper.base_param_settings["lr"]
+
+
+def _direct_readers(wrapper: Any, prefix: str = "") -> LrReaders | None:
+    """Readers of the values ``wrapper.get_lr()`` reports (first group of each), or None.
+
+    Built only for the wrappers whose ``get_lr`` is cadence's own, so a reader
+    returns exactly what ``get_lr()`` would; it reads the live parameter
+    groups, so schedulers and loaded optimizer states are seen at once.
+    """
+    from ..optim import BaseOptimWrapper, OptimWrapperDict
+
+    get_lr = getattr(type(wrapper), "get_lr", None)
+    if isinstance(wrapper, OptimWrapperDict) and get_lr is OptimWrapperDict.get_lr:
+        readers: LrReaders = []
+        for name, inner in wrapper.optim_wrappers.items():
+            found = _direct_readers(inner, f"{prefix}{name}.")
+            if found is None:
+                return None
+            readers += found
+        return readers
+    if isinstance(wrapper, BaseOptimWrapper) and get_lr is BaseOptimWrapper.get_lr:
+        readers = []
+        base = wrapper.base_param_settings
+        if base is not None and "lr" in base:
+            readers.append((f"train/{prefix}base_lr", partial(_base_lr, wrapper)))
+        readers.append((f"train/{prefix}lr", partial(_first_group_lr, wrapper)))
+        return readers
+    return None
+
+
+def lr_readers(wrapper: Any) -> LrReaders | None:
+    """Cheap readers for the learning rates of ``wrapper``, or None to call ``get_lr()``.
+
+    The readers are checked against one ``get_lr()`` call: same keys, same
+    order, same values.
+    """
+    readers = _direct_readers(wrapper)
+    if readers is None:
+        return None
+    expected = [(f"train/{name}", values[0]) for name, values in wrapper.get_lr().items()]
+    if [(key, read()) for key, read in readers] != expected:
+        return None
+    return readers
 
 
 @HOOKS.register_module()
 class RuntimeInfoHook(Hook):
-    """Publish epoch/iter, max epochs/iters, learning rates, losses and metrics."""
+    """Publish epoch/iter, max epochs/iters, learning rates, losses and metrics.
+
+    Runtime information (``message_hub.get_info``): ``seed``,
+    ``experiment_name``, ``epoch``, ``iter``, ``max_epochs``, ``max_iters``,
+    ``loop_stage`` ('train', 'val' or 'test' while that loop runs) and
+    ``dataset_meta`` (the training set's ``metainfo``, when it has one).
+    Scalars: ``train/lr`` (first parameter group of each optimizer) and every
+    entry of the train step's outputs as ``train/<name>`` each iteration;
+    ``val/<metric>``/``test/<metric>`` after each evaluation.
+
+    Per iteration this costs a few dictionary operations: learning rates are
+    read straight from the optimizer's first parameter group, and message hub
+    keys are built once.
+    """
 
     priority = "VERY_HIGH"
+
+    def __init__(self) -> None:
+        self._lr_owner: Any = None
+        self._lr_readers: LrReaders | None = None
+        self._output_keys: dict[str, str] = {}
+        self._outer_stage: Any = None
 
     def before_run(self, runner: Any) -> None:
         hub = runner.message_hub
         hub.update_info("seed", runner.seed)
         hub.update_info("experiment_name", runner.experiment_name)
+        self._outer_stage = None
 
     def before_train(self, runner: Any) -> None:
-        runner.message_hub.update_info_dict(
+        hub = runner.message_hub
+        hub.update_info_dict(
             {
+                "loop_stage": "train",
                 "epoch": runner.epoch,
                 "iter": runner.iter,
                 "max_epochs": runner.max_epochs,
                 "max_iters": runner.max_iters,
             }
         )
+        loader = getattr(runner, "train_dataloader", None)
+        meta = getattr(getattr(loader, "dataset", None), "metainfo", None)
+        if meta is not None:
+            hub.update_info("dataset_meta", meta)
+        self._watch_lr(runner.optim_wrapper)
+
+    def after_train(self, runner: Any) -> None:
+        runner.message_hub.pop_info("loop_stage")
+
+    def _watch_lr(self, wrapper: Any) -> None:
+        self._lr_owner = wrapper
+        self._lr_readers = lr_readers(wrapper) if wrapper is not None else None
 
     def before_train_epoch(self, runner: Any) -> None:
         runner.message_hub.update_info("epoch", runner.epoch)
@@ -43,16 +135,60 @@ class RuntimeInfoHook(Hook):
     def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
         hub = runner.message_hub
         hub.update_info("iter", runner.iter)
-        for name, values in runner.optim_wrapper.get_lr().items():
-            hub.update_scalar(f"train/{name}", values[0])
+        wrapper = runner.optim_wrapper
+        if wrapper is not self._lr_owner:
+            self._watch_lr(wrapper)
+        readers = self._lr_readers
+        if readers is not None:
+            for key, read in readers:
+                hub.update_scalar(key, read())
+        else:
+            for name, values in wrapper.get_lr().items():
+                hub.update_scalar(self._key(name), values[0])
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         if outputs:
             hub = runner.message_hub
-            for key, value in outputs.items():
-                hub.update_scalar(f"train/{key}", value)
+            keys = self._output_keys
+            for name, value in outputs.items():
+                key = keys.get(name)
+                if key is None:
+                    key = self._key(name)
+                hub.update_scalar(key, value)
+
+    def _key(self, name: Any) -> str:
+        key = self._output_keys.get(name)
+        if key is None:
+            key = self._output_keys[name] = f"train/{name}"
+        return key
+
+    # ---------------------------------------------------------- evaluation
+    def _enter(self, runner: Any, stage: str) -> None:
+        hub = runner.message_hub
+        self._outer_stage = hub.get_info("loop_stage")
+        hub.update_info("loop_stage", stage)
+
+    def _leave(self, runner: Any) -> None:
+        hub = runner.message_hub
+        if self._outer_stage == "train":  # validation inside training
+            hub.update_info("loop_stage", "train")
+        else:
+            hub.pop_info("loop_stage")
+        self._outer_stage = None
+
+    def before_val(self, runner: Any) -> None:
+        self._enter(runner, "val")
+
+    def after_val(self, runner: Any) -> None:
+        self._leave(runner)
+
+    def before_test(self, runner: Any) -> None:
+        self._enter(runner, "test")
+
+    def after_test(self, runner: Any) -> None:
+        self._leave(runner)
 
     def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
         self._publish(runner, "val", metrics)

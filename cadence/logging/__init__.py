@@ -5,6 +5,7 @@ from .instances import GlobalInstanceMixin, isolated_instances
 from .log_processor import LogProcessor
 from .logger import MMLogger, get_current_logger, get_logger, print_log, rank_log_file
 from .message_hub import MessageHub
+from .progress import PROGRESS_MODES, ProgressBar
 
 __all__ = [
     "GlobalInstanceMixin",
@@ -12,6 +13,8 @@ __all__ = [
     "LogProcessor",
     "MMLogger",
     "MessageHub",
+    "PROGRESS_MODES",
+    "ProgressBar",
     "get_current_logger",
     "get_logger",
     "isolated_instances",

@@ -23,9 +23,23 @@ _MAX_PENDING = 1024
 _BUILTIN_STATISTICS = ("mean", "max", "min", "current")
 
 
+#: ``torch.Tensor`` once a tensor has been logged (for an exact-type fast path).
+_tensor_type: Any = None
+
+
 def _is_tensor(value: Any) -> bool:
+    global _tensor_type
     torch = sys.modules.get("torch")
-    return torch is not None and isinstance(value, torch.Tensor)
+    if torch is not None and isinstance(value, torch.Tensor):
+        _tensor_type = torch.Tensor
+        return True
+    return False
+
+
+def _shape_error(value: Any) -> ValueError:
+    return ValueError(
+        f"a logged tensor must hold exactly one element, got shape {tuple(value.shape)}"
+    )
 
 
 def _coerce_value(value: Any) -> Any:
@@ -35,12 +49,13 @@ def _coerce_value(value: Any) -> Any:
     cheaper than keeping them.
     """
     if _is_tensor(value):
-        if value.dim() != 0 and value.numel() != 1:
-            raise ValueError(
-                f"a logged tensor must hold exactly one element, got shape {tuple(value.shape)}"
-            )
         if value.is_cpu:
-            return value.item()
+            try:
+                return value.item()
+            except RuntimeError:  # more than one element
+                raise _shape_error(value) from None
+        if value.numel() != 1:
+            raise _shape_error(value)
         return value.detach() if value.requires_grad else value
     if isinstance(value, bool):
         return int(value)
@@ -84,6 +99,11 @@ def resolve_tensors(buffers: Iterable[HistoryBuffer]) -> None:
             values[index] = number
 
 
+def _check_max_length(max_length: Any) -> None:
+    if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
+        raise ValueError(f"max_length must be a positive int, got {max_length!r}")
+
+
 class HistoryBuffer:
     """Stores the last ``max_length`` (value, count) pairs and computes statistics.
 
@@ -101,45 +121,74 @@ class HistoryBuffer:
         count_history: Sequence[int | float] = (),
         max_length: int = 1_000_000,
     ) -> None:
-        if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
-            raise ValueError(f"max_length must be a positive int, got {max_length!r}")
+        _check_max_length(max_length)
         if len(log_history) != len(count_history):
             raise ValueError(
                 f"log_history and count_history must have the same length, got "
                 f"{len(log_history)} and {len(count_history)}"
             )
-        self.max_length = max_length
+        self._max_length = max_length
+        self._limit = max_length + _TRIM_SLACK
         self._values: list[Any] = []
         self._counts: list[int | float] = []
         self._pending_from: int | None = None
         for value, count in zip(log_history, count_history):
             self.update(value, count)
 
+    @property
+    def max_length(self) -> int:
+        """How many entries are kept; older ones are dropped."""
+        return self._max_length
+
+    @max_length.setter
+    def max_length(self, value: int) -> None:
+        _check_max_length(value)
+        self._max_length = value
+        self._limit = value + _TRIM_SLACK
+
     # ----------------------------------------------------------------- writing
     def update(self, value: Any, count: int | float = 1) -> None:
-        """Append ``value`` (number or one-element tensor) seen ``count`` times."""
+        """Append ``value`` (number or one-element tensor) seen ``count`` times.
+
+        O(1): two list appends for a Python number (amortised trimming).
+        """
+        kind = type(value)
+        if kind is not float and kind is not int:
+            if kind is _tensor_type and value.is_cpu:  # a CPU loss: read it now
+                try:
+                    value = value.item()
+                except RuntimeError:
+                    raise _shape_error(value) from None
+            else:
+                value = self._take(value)
         if type(count) is not int and (
             not isinstance(count, (int, float)) or isinstance(count, bool)
         ):
             raise TypeError(f"count must be an int or float, got {type(count).__name__}")
-        kind = type(value)
-        if kind is not float and kind is not int:
-            value = _coerce_value(value)
-            if type(value) is not float and type(value) is not int:
-                if self._pending_from is None:
-                    self._pending_from = len(self._values)
-                elif len(self._values) - self._pending_from >= _MAX_PENDING:
-                    resolve_tensors([self])
-                    self._pending_from = len(self._values)
         values = self._values
         values.append(value)
         self._counts.append(count)
-        if len(values) > self.max_length + _TRIM_SLACK:
-            drop = len(values) - self.max_length
-            del values[:drop]
-            del self._counts[:drop]
-            if self._pending_from is not None:
-                self._pending_from = max(0, self._pending_from - drop)
+        if len(values) > self._limit:
+            self._trim()
+
+    def _take(self, value: Any) -> Any:
+        """Coerce a non-float value; note where tensors left unread start."""
+        value = _coerce_value(value)
+        if type(value) is not float and type(value) is not int:
+            if self._pending_from is None:
+                self._pending_from = len(self._values)
+            elif len(self._values) - self._pending_from >= _MAX_PENDING:
+                resolve_tensors([self])
+                self._pending_from = len(self._values)
+        return value
+
+    def _trim(self) -> None:
+        values = self._values
+        drop = len(values) - self._max_length
+        del values[:drop]
+        del self._counts[:drop]
+        if self._pending_from is not None:
+            self._pending_from = max(0, self._pending_from - drop)
 
     # ----------------------------------------------------------------- reading
     def __len__(self) -> int:
@@ -178,6 +227,15 @@ class HistoryBuffer:
     def current(self) -> Any:
         """The most recent value."""
         return self._window(1)[0][-1]
+
+    def last_ready(self) -> Any:
+        """The most recent value already on the host, or ``None``; never synchronises.
+
+        Accelerator tensors waiting to be read are skipped, so this is the
+        cheap read for displays that refresh often.
+        """
+        end = len(self._values) if self._pending_from is None else self._pending_from
+        return self._values[end - 1] if end else None
 
     @property
     def data(self) -> tuple[Any, Any]:

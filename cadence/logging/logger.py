@@ -17,13 +17,26 @@ from typing import Any
 from ..utils.suggest import did_you_mean
 from ._rank import process_rank
 from .instances import current_instance, instance_names, lookup_instance, register_instance
+from .progress import is_terminal
 
 _FAMILY = "logger"
 _ROLE_ATTR = "_cadence_role"
-_LEVEL_COLORS = {"WARNING": "yellow", "ERROR": "red", "CRITICAL": "red"}
+_LEVEL_COLORS = {"WARNING": 33, "ERROR": 31, "CRITICAL": 31}  # ANSI yellow, red
 _LEVEL_NAMES = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG", "NOTSET")
 
 LoggerLike = logging.Logger | str | None
+
+
+def _console_has_colors() -> bool:
+    """Colors only on a terminal (decided per message: the console follows ``sys.stdout``).
+
+    ``NO_COLOR`` turns them off and ``FORCE_COLOR`` on (https://no-color.org).
+    """
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return is_terminal(sys.stdout)
 
 
 class _Formatter(logging.Formatter):
@@ -35,13 +48,9 @@ class _Formatter(logging.Formatter):
 
     def _level(self, name: str) -> str:
         color = _LEVEL_COLORS.get(name)
-        if not self._color or color is None:
+        if color is None or not self._color or not _console_has_colors():
             return name
-        try:
-            from termcolor import colored
-        except ImportError:  # a declared dependency, but logging must not fail without it
-            return name
-        return colored(name, color, attrs=["underline"])
+        return f"\x1b[4m\x1b[{color}m{name}\x1b[0m"  # underlined, colored
 
     def format(self, record: logging.LogRecord) -> str:
         record.message = record.getMessage()

@@ -193,3 +193,23 @@ def test_state_dict_round_trip_is_plain_data():
     assert HistoryBuffer.from_state_dict(state).current() == 8.0
     with pytest.raises(KeyError, match="counts"):
         HistoryBuffer().load_state_dict({"values": []})
+
+
+def test_last_ready_skips_unread_accelerator_tensors(accelerator, transfers):
+    buffer = HistoryBuffer()
+    assert buffer.last_ready() is None
+    buffer.update(0.5)
+    buffer.update(torch.tensor(7.0))  # waits on the "accelerator"
+    assert buffer.last_ready() == 0.5  # no synchronisation to read it
+    assert transfers == []
+    assert buffer.current() == 7.0  # reading statistics converts it
+    assert buffer.last_ready() == 7.0
+
+
+def test_max_length_can_shrink_later():
+    buffer = filled(range(10))
+    buffer.max_length = 3
+    buffer.update(10)
+    assert buffer.data[0].tolist() == [8, 9, 10]
+    with pytest.raises(ValueError, match="max_length"):
+        buffer.max_length = 0

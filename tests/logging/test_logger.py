@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import io
 import logging
+import sys
 import uuid
 
 import pytest
-import termcolor.termcolor
 
 from cadence.logging import MMLogger, get_current_logger, get_logger, print_log, rank_log_file
+
+
+class FakeTerminal(io.StringIO):
+    """A text stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
 
 
 @pytest.fixture
@@ -52,7 +60,7 @@ def test_repeated_calls_do_not_add_handlers(name, tmp_path):
 
 
 def test_file_output_has_no_colors_and_names_error_locations(name, tmp_path, monkeypatch):
-    monkeypatch.setattr(termcolor.termcolor, "can_colorize", lambda **_: True)
+    monkeypatch.setattr(sys, "stdout", FakeTerminal())  # the console colors; the file must not
     log_file = tmp_path / "logs" / "run.log"  # parent created on demand
     logger = get_logger(name, log_file=log_file, log_level="DEBUG", distributed_rank=0)
     logger.debug("details")
@@ -65,15 +73,32 @@ def test_file_output_has_no_colors_and_names_error_locations(name, tmp_path, mon
     assert "\x1b[" not in text
 
 
-def test_console_colors_warning_and_error_level_names(name, capsys, monkeypatch):
-    monkeypatch.setattr(termcolor.termcolor, "can_colorize", lambda **_: True)
+def test_console_colors_warning_and_error_level_names_on_a_terminal(name, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
     logger = get_logger(name, distributed_rank=0)
     logger.info("plain")
     logger.warning("colored")
-    lines = capsys.readouterr().out.splitlines()
+    lines = terminal.getvalue().splitlines()
     assert "\x1b[" not in lines[0]
     assert "\x1b[33m" in lines[1]  # yellow WARNING
     assert lines[1].endswith("colored")
+
+
+def test_redirected_console_gets_no_control_characters(name, monkeypatch):
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    redirected = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", redirected)
+    logger = get_logger(name, distributed_rank=0)
+    logger.warning("careful")
+    logger.error("broken")
+    assert "careful" in redirected.getvalue() and "broken" in redirected.getvalue()
+    assert "\x1b[" not in redirected.getvalue()
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    logger.warning("forced")
+    assert "\x1b[33m" in redirected.getvalue()
 
 
 def test_repeated_warnings_are_shown_once(name, capsys):
