@@ -263,8 +263,8 @@ class IterBasedTrainLoop(_TrainLoop):
         runner.call_hook("before_train")
         runner.call_hook("before_train_epoch")
         iterator = self._resume_iterator()
+        runner.model.train()  # once, and again after each validation (it walks every module)
         while self._iter < self._max_iters and not self.stop_training:
-            runner.model.train()
             data_batch = next(iterator)
             self.run_iter(self._inner_iter, data_batch)
             self._update_val_interval(self._iter)
@@ -274,6 +274,7 @@ class IterBasedTrainLoop(_TrainLoop):
                 and (self._iter % self.val_interval == 0 or self._iter == self._max_iters)
             ):
                 runner.val_loop.run()
+                runner.model.train()
         runner.call_hook("after_train_epoch")
         runner.call_hook("after_train")
         return runner.model
