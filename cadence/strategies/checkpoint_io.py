@@ -57,6 +57,17 @@ def read_checkpoint(
     return checkpoint
 
 
+def model_weights(
+    checkpoint: Mapping[str, Any], revise_keys: Sequence[tuple[str, str]]
+) -> dict[str, Any]:
+    """The model weights of a checkpoint (``state_dict``, or the checkpoint itself),
+    with keys rewritten by ``revise_keys`` (regex, replacement) pairs."""
+    state = dict(checkpoint.get("state_dict", checkpoint))
+    for pattern, replacement in revise_keys:
+        state = {re.sub(pattern, replacement, k): v for k, v in state.items()}
+    return state
+
+
 def load_state_dict_into(
     model: nn.Module,
     checkpoint: Mapping[str, Any],
@@ -68,9 +79,7 @@ def load_state_dict_into(
     Keys are rewritten with ``revise_keys`` (regex, replacement) pairs first;
     by default a DDP ``module.`` prefix is stripped.
     """
-    state = checkpoint.get("state_dict", checkpoint)
-    for pattern, replacement in revise_keys:
-        state = {re.sub(pattern, replacement, k): v for k, v in state.items()}
+    state = model_weights(checkpoint, revise_keys)
     result = model.load_state_dict(state, strict=strict)
     if not strict and (result.missing_keys or result.unexpected_keys):
         import warnings

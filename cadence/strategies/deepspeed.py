@@ -12,7 +12,6 @@ import contextlib
 import importlib
 import json
 import os
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -20,7 +19,7 @@ import torch
 from torch import nn
 
 from ..registry import OPTIM_WRAPPERS, OPTIMIZERS, STRATEGIES
-from .checkpoint_io import BeforeLoad, atomic_torch_save, read_checkpoint
+from .checkpoint_io import BeforeLoad, atomic_torch_save, model_weights, read_checkpoint
 from .distributed import DistributedStrategy
 
 ENGINE_SUFFIX = ".ds"
@@ -304,9 +303,7 @@ class DeepSpeedStrategy(DistributedStrategy):
     ) -> dict[str, Any]:
         """Load full weights (from any strategy's checkpoint) into the engine's model."""
         checkpoint = read_checkpoint(filename, map_location, before_load)
-        state = checkpoint.get("state_dict", checkpoint)
-        for pattern, replacement in revise_keys:
-            state = {re.sub(pattern, replacement, k): v for k, v in state.items()}
+        state = model_weights(checkpoint, revise_keys)
         with self._gathered(modifier_rank=0):
             if self.zero_stage != 3 or self.rank == 0:
                 self.engine.module.load_state_dict(state, strict=strict)

@@ -10,7 +10,6 @@ trained with FSDP evaluates or fine-tunes on one device with ``load_from``.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -19,7 +18,7 @@ import torch.distributed as torch_dist
 from torch import nn
 
 from ..registry import STRATEGIES
-from .checkpoint_io import BeforeLoad, atomic_torch_save, read_checkpoint
+from .checkpoint_io import BeforeLoad, atomic_torch_save, model_weights, read_checkpoint
 from .distributed import DistributedStrategy
 
 SHARDED_SUFFIX = ".dcp"
@@ -187,9 +186,7 @@ class FSDPStrategy(DistributedStrategy):
 
         assert self.model is not None
         checkpoint = read_checkpoint(filename, map_location, before_load)
-        state = checkpoint.get("state_dict", checkpoint)
-        for pattern, replacement in revise_keys:
-            state = {re.sub(pattern, replacement, k): v for k, v in state.items()}
+        state = model_weights(checkpoint, revise_keys)
         set_model_state_dict(
             self.model, state, options=self._options(full_state_dict=True, strict=strict)
         )
