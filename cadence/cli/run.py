@@ -2,17 +2,22 @@
 
 Overrides come as ``--cfg-options a.b=1`` or as trailing ``a.b=1`` words
 (detectron2's style); both are merged into the config before the runner is built.
+``--nproc N`` re-runs the command under torchrun (see :mod:`.launch`);
+``test --out FILE.pkl`` also dumps the predictions with a ``DumpResults`` metric.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from ..config import Config, DictAction
-from ..config.dict_action import parse_options
+from .common import add_cfg_options, load_config
+from .launch import add_nproc_argument, inside_launched_process, relaunch
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 
 def add_run_commands(sub: Any) -> None:
@@ -38,13 +43,21 @@ def add_run_commands(sub: Any) -> None:
     train.set_defaults(func=_run, mode="train")
     for mode in ("val", "test"):
         parser = sub.add_parser(mode, help=f"{mode} a checkpoint")
-        _common(parser)
-        parser.add_argument("checkpoint", help="checkpoint to load the weights from")
+        _common(parser, checkpoint=True)
+        if mode == "test":
+            parser.add_argument(
+                "--out",
+                type=_pickle_path,
+                metavar="FILE.pkl",
+                help="also dump the model's predictions to this pickle file (rank 0 writes it)",
+            )
         parser.set_defaults(func=_run, mode=mode)
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def _common(parser: argparse.ArgumentParser, checkpoint: bool = False) -> None:
     parser.add_argument("config", help="config file (.py, .json, .yaml)")
+    if checkpoint:  # before the overrides, which would otherwise swallow it
+        parser.add_argument("checkpoint", help="checkpoint to load the weights from")
     parser.add_argument("--work-dir", help="where to write checkpoints and logs")
     parser.add_argument(
         "--launcher",
@@ -52,26 +65,22 @@ def _common(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="how the processes were started (torchrun: pytorch)",
     )
-    parser.add_argument(
-        "--cfg-options",
-        nargs="+",
-        action=DictAction,
-        default={},
-        metavar="KEY=VALUE",
-        help="override config keys",
-    )
+    add_nproc_argument(parser)
+    add_cfg_options(parser)
     parser.add_argument(
         "overrides", nargs="*", metavar="KEY=VALUE", help="more overrides, detectron2 style"
     )
 
 
+def _pickle_path(text: str) -> str:
+    if not text.endswith((".pkl", ".pickle")):
+        raise argparse.ArgumentTypeError(f"the output file must end with .pkl or .pickle: {text!r}")
+    return text
+
+
 def build_config(args: argparse.Namespace) -> Config:
     """Load the config and apply every command-line override to it."""
-    cfg = Config.fromfile(args.config)
-    options = dict(args.cfg_options)
-    options.update(parse_options(args.overrides))
-    if options:
-        cfg.merge_from_dict(options)
+    cfg = load_config(args.config, args.cfg_options, args.overrides)
     if args.work_dir:
         cfg.work_dir = args.work_dir
     elif cfg.get("work_dir") is None:
@@ -83,7 +92,27 @@ def build_config(args: argparse.Namespace) -> Config:
         _train_switches(cfg, args)
     else:
         cfg.load_from = args.checkpoint
+    if getattr(args, "out", None):
+        cfg.test_evaluator = with_dump_results(cfg.get("test_evaluator"), args.out)
     return cfg
+
+
+def with_dump_results(evaluator: Any, out_file: str) -> Any:
+    """``evaluator`` (a runner ``test_evaluator`` config: a metric, a list of them or
+    ``dict(metrics=...)``) with a ``DumpResults`` metric appended, so that the
+    predictions are also written to ``out_file``."""
+    dump = {"type": "DumpResults", "out_file_path": out_file}
+    if evaluator is None:
+        return [dump]
+    if isinstance(evaluator, (list, tuple)):
+        return [*evaluator, dump]
+    if isinstance(evaluator, Mapping) and "metrics" in evaluator:
+        spec = dict(evaluator.items())
+        metrics = spec["metrics"]
+        metrics = list(metrics) if isinstance(metrics, (list, tuple)) else [metrics]
+        spec["metrics"] = [*metrics, dump]
+        return spec
+    return [evaluator, dump]
 
 
 def _train_switches(cfg: Config, args: argparse.Namespace) -> None:
@@ -115,8 +144,11 @@ def _train_switches(cfg: Config, args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # custom_imports of the project, as `python -m` would
+    if args.nproc is not None and args.nproc > 1 and not inside_launched_process():
+        build_config(args)  # config errors are reported here, once, not by every child
+        return relaunch(args.nproc, args.argv)
+    if args.nproc is not None and inside_launched_process() and args.launcher is None:
+        args.launcher = "pytorch"
     cfg = build_config(args)
     from ..registry import RUNNERS
     from ..runner import Runner

@@ -11,7 +11,7 @@ import pytest
 
 from cadence.dist.testing import free_port
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONFIG = os.path.join(ROOT, "examples", "blobs", "configs", "mlp_8xb64_blobs.py")
 SMALL = [
     "train_cfg.max_epochs=1", "train_dataloader.dataset.num_samples=512",
@@ -37,7 +37,7 @@ def test_train_under_torchrun_with_two_processes(tmp_path):
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-4000:]
     log = next(tmp_path.glob("*/*.log")).read_text()
-    assert "Strategy: DDPStrategy" in log and "world size 2" in log
+    assert "DDPStrategy" in log and "world size 2" in log
     assert "Epoch(val) [1]" in log
     assert (tmp_path / "epoch_1.pth").exists()
 
@@ -113,3 +113,17 @@ def test_a_failing_rank_stops_the_job_with_its_traceback(tmp_path):
     )  # fmt: skip
     assert out.returncode != 0
     assert "rank one exploded at iteration 2" in out.stderr
+
+
+@pytest.mark.dist
+@pytest.mark.slow
+def test_nproc_relaunches_itself_under_torchrun(tmp_path):
+    cmd = [sys.executable, "-m", "cadence", "train", CONFIG, "--nproc", "2",
+           "--work-dir", str(tmp_path), *SMALL]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240, env=env)
+    assert out.returncode == 0, out.stderr[-4000:]
+    log = next(tmp_path.glob("*/*.log")).read_text()
+    assert "DDPStrategy" in log and "world size 2" in log
+    assert "Epoch(val) [1]" in log
+    assert (tmp_path / "epoch_1.pth").exists()

@@ -77,8 +77,16 @@ def test_print_config_as_json(configs, capsys):
 
 
 def test_print_config_with_cfg_options(configs, capsys):
-    argv = ["print-config", str(configs / "child.py"), "--format", "json",
-            "--cfg-options", "model.depth=18", "pipeline.1.prob=0.25", "new=[1,2]"]
+    argv = [
+        "print-config",
+        str(configs / "child.py"),
+        "--format",
+        "json",
+        "--cfg-options",
+        "model.depth=18",
+        "pipeline.1.prob=0.25",
+        "new=[1,2]",
+    ]
     assert run(argv) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["model"] == {"type": "M", "depth": 18}
@@ -109,8 +117,7 @@ def test_print_config_provenance(configs, capsys):
 
 
 def test_print_config_provenance_of_cfg_options(configs, capsys):
-    argv = ["print-config", str(configs / "child.py"), "--provenance",
-            "--cfg-options", "lr=0.5"]
+    argv = ["print-config", str(configs / "child.py"), "--provenance", "--cfg-options", "lr=0.5"]
     assert run(argv) == 0
     (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("lr ")]
     assert "0.5" in line and "--cfg-options" in line

@@ -1,0 +1,65 @@
+"""Pieces shared by the ``cadence`` subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from typing import Any
+
+
+class CliError(Exception):
+    """An error the command reports in one paragraph (no traceback) before exiting."""
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def add_cfg_options(parser: argparse.ArgumentParser, help: str = "override config keys") -> None:
+    """Add ``--cfg-options KEY=VALUE ...`` to ``parser``.
+
+    The words are kept as written and parsed by :func:`load_config` (as
+    :class:`~cadence.config.DictAction` would), so that building the parser
+    imports nothing from cadence's config package.
+    """
+    parser.add_argument(
+        "--cfg-options",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="KEY=VALUE",
+        help=help,
+    )
+
+
+def describe_origin(origin: Any) -> str:
+    """``file:line`` of a config :class:`~cadence.config.Origin`, the file relative to
+    the working directory when inside it; ``'not recorded'`` for ``None``."""
+    from ..config import Origin
+
+    if origin is None:
+        return "not recorded"
+    name = origin.filename
+    if os.path.isabs(name):
+        rel = os.path.relpath(name)
+        name = name if rel.startswith("..") else rel
+    return str(Origin(name, origin.line, origin.note))
+
+
+def load_config(path: str, cfg_options: Sequence[str] = (), overrides: Sequence[str] = ()) -> Any:
+    """Load ``path`` (its ``custom_imports`` may name modules of the working directory,
+    as under ``python -m``) and merge the ``KEY=VALUE`` overrides into it, later
+    ones winning; a malformed one raises :class:`~cadence.config.ConfigError`."""
+    import sys
+
+    from ..config import Config
+    from ..config.dict_action import parse_options
+
+    options = parse_options([*cfg_options, *overrides])  # a typo fails before any import
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    cfg = Config.fromfile(path)
+    if options:
+        cfg.merge_from_dict(options)
+    return cfg

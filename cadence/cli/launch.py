@@ -1,0 +1,84 @@
+"""``--nproc N`` / ``--num-gpus N``: re-run the same command under torchrun with N processes.
+
+For users who do not want to type ``torchrun`` (detectron2's ``launch`` does the
+same). The child command is this one without ``--nproc`` and with
+``--launcher pytorch``; inside a launched process (``RANK``/``LOCAL_RANK`` set)
+nothing is re-launched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+
+NPROC_FLAGS = ("--nproc", "--num-gpus")
+_LAUNCHER_FLAG = "--launcher"
+
+
+def add_nproc_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--nproc``/``--num-gpus`` to a run command."""
+    parser.add_argument(
+        *NPROC_FLAGS,
+        dest="nproc",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="start N local processes under torchrun (one per GPU when there are GPUs)",
+    )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"the number of processes must be >= 1, got {value}")
+    return value
+
+
+def inside_launched_process(env: dict[str, str] | None = None) -> bool:
+    """Whether this process was started by a launcher (torchrun sets ``RANK``/``LOCAL_RANK``)."""
+    env = dict(os.environ) if env is None else env
+    return "RANK" in env or "LOCAL_RANK" in env
+
+
+def child_argv(argv: Sequence[str]) -> list[str]:
+    """``argv`` without ``--nproc N``/``--num-gpus N`` and ``--launcher X``, plus
+    ``--launcher pytorch`` (inserted before any trailing overrides)."""
+    out: list[str] = []
+    skip_next = False
+    for word in argv:
+        if skip_next:
+            skip_next = False
+            continue
+        flag = word.split("=", 1)[0]
+        if flag in (*NPROC_FLAGS, _LAUNCHER_FLAG):
+            skip_next = "=" not in word
+            continue
+        out.append(word)
+    return [*out, _LAUNCHER_FLAG, "pytorch"]
+
+
+def torchrun_command(nproc: int, argv: Sequence[str]) -> list[str]:
+    """The ``python -m torch.distributed.run ... -m cadence ...`` command line."""
+    return [
+        sys.executable, "-m", "torch.distributed.run", "--standalone",
+        "--nproc_per_node", str(nproc), "-m", "cadence", *child_argv(argv),
+    ]  # fmt: skip
+
+
+def relaunch(nproc: int, argv: Sequence[str]) -> int:
+    """Run ``cadence argv`` under torchrun with ``nproc`` processes; its exit code."""
+    env = dict(os.environ)
+    env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's default, without its warning
+    here = os.getcwd()  # so the children import the project's modules as this process does
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
+    print(f"cadence: starting {nproc} processes with torchrun", file=sys.stderr, flush=True)
+    try:
+        return subprocess.call(torchrun_command(nproc, argv), env=env)
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,35 @@
+"""``cadence publish IN_CKPT OUT_FILE``: strip a checkpoint for release, hash in its name."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import CliError
+
+
+def add_publish_command(sub: Any) -> None:
+    """Register ``publish`` on the ``cadence`` parser."""
+    parser = sub.add_parser(
+        "publish",
+        help="keep only the weights of a checkpoint and put its hash in the file name",
+        description="Write a release copy of a checkpoint (weights only) and print its path, "
+        "whose name ends with the first digits of the file's SHA-256.",
+    )
+    parser.add_argument("in_file", metavar="IN_CKPT", help="checkpoint written by a run")
+    parser.add_argument("out_file", metavar="OUT_FILE", help="where to write the release file")
+    parser.set_defaults(func=_publish)
+
+
+def _publish(args: argparse.Namespace) -> int:
+    import pickle
+
+    from ..runner import publish_checkpoint
+    from ..strategies.checkpoint_io import CheckpointError
+
+    try:
+        final = publish_checkpoint(args.in_file, args.out_file)
+    except (OSError, ValueError, CheckpointError, pickle.UnpicklingError) as exc:
+        raise CliError(f"cannot publish '{args.in_file}': {exc}") from exc
+    print(final)
+    return 0

@@ -1,0 +1,133 @@
+"""``cadence train|val|test``: ``test --out`` dumps predictions; ``--nproc`` re-launches."""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import pytest
+import torch
+
+from cadence.cli import main
+from cadence.cli import run as run_module
+from cadence.cli.launch import child_argv, inside_launched_process, torchrun_command
+from cadence.cli.run import with_dump_results
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CONFIG = os.path.join(ROOT, "examples", "blobs", "configs", "mlp_8xb64_blobs.py")
+TEST_SIZE = 50
+
+
+def run(argv):
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
+@pytest.fixture
+def checkpoint(tmp_path, blobs):
+    """Weights of a freshly initialised blobs MLP, saved as a checkpoint."""
+    torch.manual_seed(3)
+    model = blobs.MLPClassifier(in_dim=16, hidden=128, num_classes=8, dropout=0.1)
+    path = tmp_path / "weights.pth"
+    torch.save({"state_dict": model.state_dict(), "meta": {}}, path)
+    return path, model
+
+
+def test_test_with_out_dumps_every_prediction(tmp_path, checkpoint, blobs, capsys):
+    path, model = checkpoint
+    out = tmp_path / "results" / "preds.pkl"
+    argv = ["test", CONFIG, str(path), "--work-dir", str(tmp_path / "w"), "--out", str(out),
+            f"test_dataloader.dataset.num_samples={TEST_SIZE}"]  # fmt: skip
+    assert run(argv) == 0
+    assert "accuracy/top1" in capsys.readouterr().out  # the config's own metric still runs
+    with open(out, "rb") as f:
+        results = pickle.load(f)
+
+    data = blobs.BlobsDataset(num_samples=TEST_SIZE, dim=16, num_classes=8, noise=3.0, split_seed=2)
+    model.eval()
+    with torch.no_grad():
+        expected = torch.softmax(model.head(model.backbone(data.points)), dim=-1)
+    assert len(results) == TEST_SIZE
+    assert [r["gt_label"] for r in results] == data.labels.tolist()
+    assert torch.allclose(torch.stack([r["pred_score"] for r in results]), expected, atol=1e-6)
+
+
+def test_out_must_be_a_pickle_file(tmp_path, capsys):
+    assert run(["test", CONFIG, "w.pth", "--out", str(tmp_path / "preds.json")]) == 2
+    assert ".pkl or .pickle" in capsys.readouterr().err
+
+
+def test_out_is_only_offered_by_test(capsys):
+    assert run(["val", CONFIG, "w.pth", "--out", "x.pkl"]) == 2
+    capsys.readouterr()
+
+
+DUMP = {"type": "DumpResults", "out_file_path": "p.pkl"}
+
+
+@pytest.mark.parametrize(
+    ("evaluator", "expected"),
+    [
+        (None, [DUMP]),
+        ({"type": "Accuracy"}, [{"type": "Accuracy"}, DUMP]),
+        ([{"type": "A"}, {"type": "B"}], [{"type": "A"}, {"type": "B"}, DUMP]),
+        ({"metrics": {"type": "A"}}, {"metrics": [{"type": "A"}, DUMP]}),
+        (
+            {"type": "Evaluator", "metrics": [{"type": "A"}]},
+            {"type": "Evaluator", "metrics": [{"type": "A"}, DUMP]},
+        ),
+    ],
+)
+def test_dump_results_is_appended_to_every_evaluator_shape(evaluator, expected):
+    assert with_dump_results(evaluator, "p.pkl") == expected
+
+
+def test_child_command_drops_nproc_and_runs_under_the_pytorch_launcher():
+    argv = ["--debug", "train", "c.py", "--nproc", "2", "--launcher=none", "--amp", "a.b=1"]
+    assert child_argv(argv) == ["--debug", "train", "c.py", "--amp", "a.b=1",
+                                "--launcher", "pytorch"]  # fmt: skip
+    assert child_argv(["test", "c.py", "w.pth", "--num-gpus=4"]) == [
+        "test", "c.py", "w.pth", "--launcher", "pytorch",
+    ]  # fmt: skip
+    cmd = torchrun_command(3, ["val", "c.py", "w.pth", "--nproc", "3"])
+    assert cmd[1:3] == ["-m", "torch.distributed.run"]
+    assert cmd[cmd.index("--nproc_per_node") + 1] == "3"
+    assert cmd[cmd.index("-m", 3):] == ["-m", "cadence", "val", "c.py", "w.pth",
+                                        "--launcher", "pytorch"]  # fmt: skip
+
+
+def test_inside_launched_process():
+    assert inside_launched_process({"RANK": "0", "LOCAL_RANK": "0"})
+    assert not inside_launched_process({"PATH": "/bin"})
+
+
+def test_nproc_relaunches_once_the_config_loads(monkeypatch, tmp_path):
+    for name in ("RANK", "LOCAL_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    calls = []
+    monkeypatch.setattr(run_module, "relaunch", lambda n, argv: calls.append((n, argv)) or 7)
+    monkeypatch.chdir(ROOT)
+    argv = ["train", CONFIG, "--num-gpus", "2", "train_cfg.max_epochs=1"]
+    assert run(argv) == 7  # the children's exit code
+    assert calls == [(2, argv)]
+    (tmp_path / "bad.py").write_text("model = dict(type=\n")
+    assert run(["train", str(tmp_path / "bad.py"), "--nproc", "2"]) == 2  # reported here
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("value", ["0", "two"])
+def test_nproc_must_be_a_positive_number(value, capsys):
+    assert run(["train", CONFIG, "--nproc", value]) == 2
+    assert "--nproc" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", ["val", "test"])
+def test_overrides_may_follow_the_checkpoint_directly(mode):
+    from cadence.cli import build_parser
+
+    args, extra = build_parser().parse_known_args([mode, "c.py", "w.pth", "a=1", "b.c=2"])
+    assert (args.config, args.checkpoint, args.overrides, extra) == (
+        "c.py", "w.pth", ["a=1", "b.c=2"], [],
+    )  # fmt: skip
