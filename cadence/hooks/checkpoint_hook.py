@@ -14,23 +14,53 @@ GREATER_KEYS = ("acc", "top", "AR@", "auc", "precision", "mAP", "mDice", "mIoU",
 LESS_KEYS = ("loss",)
 
 
+def _as_list(value: str | Sequence[str] | None) -> list[str]:
+    return [value] if isinstance(value, str) else list(value or [])
+
+
+def _inside_accumulation(optim_wrapper: Any) -> bool:
+    """Whether some optimizer holds gradients of an unfinished accumulation window."""
+    wrappers = getattr(optim_wrapper, "optim_wrappers", None)
+    for wrapper in wrappers.values() if isinstance(wrappers, dict) else [optim_wrapper]:
+        should_update = getattr(wrapper, "should_update", None)
+        if callable(should_update) and not should_update():
+            return True
+    return False
+
+
 @HOOKS.register_module()
 class CheckpointHook(Hook):
     """Save a checkpoint every ``interval`` epochs (or iterations with ``by_epoch=False``).
 
+    A save writes the file, then moves ``work_dir/last_checkpoint``, and only
+    then deletes checkpoints beyond ``max_keep_ckpts``; a crash at any point
+    leaves the previous checkpoint and the pointer usable. An iteration
+    checkpoint that falls inside a gradient accumulation window is saved at the
+    iteration that closes it (accumulated gradients are not part of a checkpoint).
+
     Args:
-        interval: epochs/iterations between checkpoints; ``-1`` saves only the last.
+        interval: epochs/iterations between checkpoints; ``-1`` saves none by interval.
         by_epoch: count ``interval`` in epochs (else iterations).
         save_optimizer / save_param_scheduler: include their states.
-        out_dir: where to write (default: the runner's work dir).
-        max_keep_ckpts: delete older interval checkpoints beyond this many (-1 keeps all).
-        save_last: also save at the end of training.
+        out_dir: root folder to write to; checkpoints go to ``out_dir/<name of the
+            work dir>`` (default: the work dir itself), as in mmengine.
+        max_keep_ckpts: keep at most this many interval checkpoints (-1 keeps all).
+        save_last: also save after the last epoch/iteration.
         save_best: a metric name (``'accuracy/top1'``), a list of names, or ``'auto'``
-            (the first metric); the best checkpoint is kept as ``best_<metric>_...``.
-        rule: ``'greater'`` or ``'less'`` (per metric when a list); inferred from
-            the metric name when omitted.
-        filename_tmpl: e.g. ``'epoch_{}.pth'``.
-        save_begin: first epoch/iteration that may be saved.
+            (the first metric); the best checkpoint is kept as
+            ``best_<metric>_<filename>`` (``/`` in the name becomes ``_``).
+        rule: ``'greater'`` or ``'less'`` (one per metric for a list); inferred
+            from the metric name with ``greater_keys``/``less_keys`` when omitted.
+        greater_keys / less_keys: name fragments that mean larger/smaller is
+            better (replace the defaults).
+        published_keys: after training, publish the last and best checkpoints
+            with only these keys (e.g. ``['meta', 'state_dict']``) as
+            ``<name>-<sha256[:8]>.pth``.
+        save_begin: the first epoch/iteration saved by interval: saves happen at
+            ``save_begin, save_begin + interval, ...``.
+        filename_tmpl: e.g. ``'epoch_{}.pth'`` (default by ``by_epoch``).
+        async_save: copy the state to CPU and write it on a background thread;
+            the next save and the end of the run wait for it (errors surface there).
     """
 
     priority = "VERY_LOW"
@@ -51,9 +81,14 @@ class CheckpointHook(Hook):
         file_client_args: Any = None,
         filename_tmpl: str | None = None,
         backend_args: Any = None,
-        published_keys: Any = None,
+        published_keys: str | Sequence[str] | None = None,
         save_begin: int = 0,
+        async_save: bool = False,
     ) -> None:
+        if not isinstance(interval, int):
+            raise TypeError(f"CheckpointHook.interval must be an int, got {interval!r}")
+        if not isinstance(save_begin, int) or save_begin < 0:
+            raise ValueError(f"CheckpointHook.save_begin must be an int >= 0, got {save_begin!r}")
         self.interval = interval
         self.by_epoch = by_epoch
         self.save_optimizer = save_optimizer
@@ -62,41 +97,79 @@ class CheckpointHook(Hook):
         self.max_keep_ckpts = max_keep_ckpts
         self.save_last = save_last
         self.save_begin = save_begin
+        self.async_save = async_save
         self.filename_tmpl = filename_tmpl or ("epoch_{}.pth" if by_epoch else "iter_{}.pth")
-        self.save_best = [save_best] if isinstance(save_best, str) else list(save_best or [])
-        rules = (
-            [rule] * len(self.save_best) if isinstance(rule, str) or rule is None else list(rule)
-        )
-        if len(rules) != len(self.save_best):
-            raise ValueError("CheckpointHook: give one rule per save_best metric")
-        for r in rules:
+        self.save_best = _as_list(save_best)
+        if "auto" in self.save_best and len(self.save_best) > 1:
+            raise ValueError("CheckpointHook.save_best: 'auto' cannot be combined with other keys")
+        rules = [rule] * len(self.save_best) if isinstance(rule, str) or rule is None else rule
+        self.rules: list[str | None] = list(rules)
+        if len(self.rules) != len(self.save_best):
+            raise ValueError(
+                f"CheckpointHook: {len(self.rules)} rule(s) for {len(self.save_best)} "
+                "save_best metric(s); give one rule per metric"
+            )
+        for r in self.rules:
             if r not in (None, "greater", "less"):
                 raise ValueError(f"CheckpointHook.rule must be 'greater' or 'less', got {r!r}")
-        self.rules: list[str | None] = list(rules)
-        self.greater_keys = tuple(greater_keys or GREATER_KEYS)
-        self.less_keys = tuple(less_keys or LESS_KEYS)
+        self.greater_keys = tuple(_as_list(greater_keys) if greater_keys else GREATER_KEYS)
+        self.less_keys = tuple(_as_list(less_keys) if less_keys else LESS_KEYS)
+        self.published_keys = _as_list(published_keys) or None
+        if published_keys is not None and not self.published_keys:
+            raise ValueError("CheckpointHook.published_keys must name at least one key")
+        self._deferred = False
         self.kept: list[str] = []
+        self.stale: list[str] = []
+        self.last_ckpt: str | None = None
         self.best_scores: dict[str, float] = {}
         self.best_paths: dict[str, str] = {}
 
     # ----------------------------------------------------------- helpers
     def _dir(self, runner: Any) -> str:
-        return self.out_dir or runner.work_dir
+        work_dir = runner.work_dir
+        if self.out_dir is None or os.path.abspath(self.out_dir) == os.path.abspath(work_dir):
+            return work_dir
+        return os.path.join(self.out_dir, os.path.basename(work_dir.rstrip(os.sep)))
 
-    def _save(self, runner: Any, filename: str, *, by_epoch: bool) -> str:
-        path = runner.save_checkpoint(
-            self._dir(runner),
-            filename,
-            save_optimizer=self.save_optimizer,
-            save_param_scheduler=self.save_param_scheduler,
-            by_epoch=by_epoch,
+    def _due(self, step: int) -> bool:
+        """Whether 1-based ``step`` is a save point: save_begin, +interval, ..."""
+        return (
+            self.interval > 0
+            and step >= self.save_begin
+            and (step - self.save_begin) % self.interval == 0
         )
-        if path not in self.kept:
-            self.kept.append(path)
-        while self.max_keep_ckpts > 0 and len(self.kept) > self.max_keep_ckpts:
-            old = self.kept.pop(0)
-            if os.path.exists(old) and old not in self.best_paths.values():
-                os.remove(old)
+
+    def _save(self, runner: Any, step: int) -> str:
+        """Save the interval checkpoint of ``step``; old ones go only once it is in place.
+
+        The files to delete are stored in the checkpoint itself (``stale``), so
+        a crash in the middle of deleting them is finished after resuming.
+        """
+        runner.wait_for_checkpoint()  # the previous save's deletions are done
+        directory = self._dir(runner)
+        path = os.path.join(directory, self.filename_tmpl.format(step))
+        kept = [p for p in self.kept if p != path] + [path]
+        stale = [p for p in self.stale if p != path and os.path.exists(p)]
+        if self.max_keep_ckpts > 0:
+            stale += kept[: -self.max_keep_ckpts]
+            kept = kept[-self.max_keep_ckpts :]
+        protected = set(self.best_paths.values())
+        self.kept, self.last_ckpt = kept, path  # saved with the checkpoint itself
+        self.stale = [p for p in dict.fromkeys(stale) if p not in protected]
+        runner.message_hub.update_info("last_ckpt", path)
+        to_delete = list(self.stale)
+
+        def delete_stale(_: str) -> None:
+            from ..strategies import checkpoint_io
+
+            for old in to_delete:
+                checkpoint_io.remove_checkpoint(old)
+
+        runner.save_checkpoint(
+            directory, os.path.basename(path), save_optimizer=self.save_optimizer,
+            save_param_scheduler=self.save_param_scheduler, by_epoch=self.by_epoch,
+            async_=self.async_save, on_saved=delete_stale,
+        )  # fmt: skip
         return path
 
     def _rule_for(self, key: str, rule: str | None) -> str:
@@ -109,7 +182,7 @@ class CheckpointHook(Hook):
             return "less"
         raise ValueError(
             f"CheckpointHook cannot tell whether a larger '{key}' is better; set rule='greater' "
-            "or rule='less'"
+            "or rule='less' (or add it to greater_keys/less_keys)"
         )
 
     # ------------------------------------------------------------ stages
@@ -117,9 +190,16 @@ class CheckpointHook(Hook):
         if not self.by_epoch:
             return
         epoch = runner.epoch + 1
-        due = self.interval > 0 and epoch > self.save_begin and epoch % self.interval == 0
-        if due or (self.save_last and epoch == runner.max_epochs):
-            self._save(runner, self.filename_tmpl.format(epoch), by_epoch=True)
+        if self._due(epoch) or (self.save_last and epoch == runner.max_epochs):
+            if _inside_accumulation(runner.optim_wrapper):
+                runner.logger.warning(
+                    f"Epoch {epoch} ends inside a gradient accumulation window: its checkpoint "
+                    "does not hold the accumulated gradients, so a resume from it is not exact. "
+                    "Make the epoch length a multiple of accumulative_counts, or checkpoint by "
+                    "iteration (by_epoch=False)"
+                )
+            runner.logger.info(f"Saving checkpoint at {epoch} epochs")
+            self._save(runner, epoch)
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
@@ -127,9 +207,20 @@ class CheckpointHook(Hook):
         if self.by_epoch:
             return
         it = runner.iter + 1
-        due = self.interval > 0 and it > self.save_begin and it % self.interval == 0
-        if due or (self.save_last and it == runner.max_iters):
-            self._save(runner, self.filename_tmpl.format(it), by_epoch=False)
+        if not (self._due(it) or self._deferred or (self.save_last and it == runner.max_iters)):
+            return
+        if _inside_accumulation(runner.optim_wrapper):
+            # the accumulated gradients are not saved: save once the window closes
+            if not self._deferred:
+                runner.logger.info(
+                    f"Checkpoint at {it} iterations falls inside a gradient accumulation "
+                    "window; saving when the window closes"
+                )
+            self._deferred = True
+            return
+        self._deferred = False
+        runner.logger.info(f"Saving checkpoint at {it} iterations")
+        self._save(runner, it)
 
     def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
         if not self.save_best or not metrics or runner.train_loop is None:
@@ -143,33 +234,74 @@ class CheckpointHook(Hook):
                     f"CheckpointHook.save_best: metric '{key}' is not among the validation "
                     f"metrics {sorted(metrics)}.{did_you_mean(key, metrics)}"
                 )
-            score = float(metrics[key])
-            best = self.best_scores.get(
-                key, -math.inf if self._rule_for(key, rule) == "greater" else math.inf
+            self._maybe_save_best(
+                runner, key, self._rule_for(key, rule), float(metrics[key]), len(keys)
             )
-            better = score > best if self._rule_for(key, rule) == "greater" else score < best
-            if not better:
-                continue
-            previous = self.best_paths.get(key)
-            stamp = f"epoch_{runner.epoch}" if runner.train_loop_by_epoch else f"iter_{runner.iter}"
-            name = f"best_{key.replace('/', '_')}_{stamp}.pth"
-            path = runner.save_checkpoint(
-                self._dir(runner), name, save_optimizer=False, save_param_scheduler=False,
-                by_epoch=runner.train_loop_by_epoch, update_last=False,
-            )  # fmt: skip
-            self.best_scores[key], self.best_paths[key] = score, path
-            if previous and previous != path and os.path.exists(previous):
-                os.remove(previous)
-            runner.message_hub.update_info("best_score", score)
-            runner.message_hub.update_info("best_ckpt", path)
-            runner.logger.info(f"The best checkpoint with {score:.4f} {key} is saved to {path}")
+
+    def _maybe_save_best(self, runner: Any, key: str, rule: str, score: float, n_keys: int) -> None:
+        best = self.best_scores.get(key, -math.inf if rule == "greater" else math.inf)
+        if not (score > best if rule == "greater" else score < best):
+            return
+        by_epoch = runner.train_loop_by_epoch
+        step = runner.epoch if by_epoch else runner.iter
+        template = self.filename_tmpl if by_epoch == self.by_epoch else (
+            "epoch_{}.pth" if by_epoch else "iter_{}.pth"
+        )  # fmt: skip
+        name = f"best_{key.replace('/', '_')}_{template.format(step)}"
+        previous = self.best_paths.get(key)
+        self.best_scores[key] = score
+        self.best_paths[key] = os.path.join(self._dir(runner), name)
+        suffix = "" if n_keys == 1 else f"_{key}"
+        runner.message_hub.update_info(f"best_score{suffix}", score)
+        runner.message_hub.update_info(f"best_ckpt{suffix}", self.best_paths[key])
+        kept = set(self.kept)
+
+        def delete_previous(path: str) -> None:
+            from ..strategies import checkpoint_io
+
+            if previous and previous != path and previous not in kept:
+                checkpoint_io.remove_checkpoint(previous)
+
+        path = runner.save_checkpoint(
+            self._dir(runner), name, save_optimizer=False, save_param_scheduler=False,
+            meta=dict(epoch=runner.epoch, iter=runner.iter), by_epoch=False, update_last=False,
+            async_=self.async_save, on_saved=delete_previous,
+        )  # fmt: skip
+        runner.logger.info(f"The best checkpoint with {score:.4f} {key} is saved to {path}")
+
+    def after_train(self, runner: Any) -> None:
+        """Wait for a background save; publish the last and best checkpoints if asked."""
+        runner.wait_for_checkpoint()
+        if self.published_keys is None or runner.rank != 0:
+            return
+        from ..runner.publish import publish_checkpoint
+
+        targets = ([self.last_ckpt] if self.save_last and self.last_ckpt else []) + list(
+            self.best_paths.values()
+        )
+        for path in dict.fromkeys(targets):
+            if os.path.isfile(path):
+                out = publish_checkpoint(path, path, keys=self.published_keys)
+                runner.logger.info(f"Published {path} as {out}")
+
+    def after_run(self, runner: Any) -> None:
+        wait = getattr(runner, "wait_for_checkpoint", None)
+        if callable(wait):
+            wait()
 
     # ------------------------------------------------------------- state
     def state_dict(self) -> dict[str, Any]:
-        return {"kept": list(self.kept), "best_scores": dict(self.best_scores),
-                "best_paths": dict(self.best_paths)}  # fmt: skip
+        return {
+            "kept": list(self.kept),
+            "stale": list(self.stale),
+            "last_ckpt": self.last_ckpt,
+            "best_scores": dict(self.best_scores),
+            "best_paths": dict(self.best_paths),
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.kept = list(state.get("kept", []))
+        self.stale = list(state.get("stale", []))
+        self.last_ckpt = state.get("last_ckpt")
         self.best_scores = dict(state.get("best_scores", {}))
         self.best_paths = dict(state.get("best_paths", {}))

@@ -1,10 +1,12 @@
 """The runner: builds a run from a config and drives its loops."""
 
-from .checkpoint import find_latest_checkpoint
+from ..strategies.checkpoint_io import CheckpointError
+from .checkpoint import find_latest_checkpoint, load_checkpoint
 from .hook_manager import HookManager
+from .publish import publish_checkpoint
 from .runner import DEFAULT_HOOKS, RUNNER_KEYS, FlexibleRunner, Runner
 
 __all__ = [
-    "DEFAULT_HOOKS", "FlexibleRunner", "HookManager", "RUNNER_KEYS", "Runner",
-    "find_latest_checkpoint",
+    "CheckpointError", "DEFAULT_HOOKS", "FlexibleRunner", "HookManager", "RUNNER_KEYS",
+    "Runner", "find_latest_checkpoint", "load_checkpoint", "publish_checkpoint",
 ]  # fmt: skip

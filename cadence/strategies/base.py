@@ -193,6 +193,42 @@ class BaseStrategy:
                 scheduler.load_state_dict(sub)
 
     # ---------------------------------------------------------- checkpoints
+    @property
+    def supports_async_save(self) -> bool:
+        """Whether :meth:`checkpoint_state` + :meth:`write_checkpoint` make the whole
+        checkpoint, so a snapshot of it may be written in the background.
+
+        Strategies whose engines write collectively (FSDP, DeepSpeed) override
+        :meth:`save_checkpoint` and save synchronously.
+        """
+        owner = next(c for c in type(self).__mro__ if "save_checkpoint" in vars(c))
+        return owner.__name__ in ("BaseStrategy", "DistributedStrategy")
+
+    def checkpoint_state(
+        self,
+        *,
+        save_optimizer: bool = True,
+        save_param_scheduler: bool = True,
+        extra: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Model (+ optimizer, schedulers, ``extra``) as one dict (live tensors, not copies)."""
+        state: dict[str, Any] = {"state_dict": _to_cpu(self.model_state_dict())}
+        if save_optimizer and self.optim_wrapper is not None:
+            state["optimizer"] = self.optim_state_dict()
+        if save_param_scheduler and self.param_schedulers is not None:
+            state["param_schedulers"] = self.scheduler_state_dict()
+        state.update(extra or {})
+        return state
+
+    @property
+    def writes_checkpoint(self) -> bool:
+        """Whether this process writes the checkpoint file (rank 0)."""
+        return self.rank == 0
+
+    def write_checkpoint(self, state: Mapping[str, Any], filename: str) -> None:
+        """Write ``state`` to ``filename`` crash-safely, with its manifest."""
+        atomic_torch_save(state, filename)
+
     def save_checkpoint(
         self,
         filename: str,
@@ -202,14 +238,11 @@ class BaseStrategy:
         extra: Mapping[str, Any] | None = None,
     ) -> None:
         """Write model (+ optimizer, schedulers, ``extra``) to ``filename`` atomically."""
-        state: dict[str, Any] = {"state_dict": _to_cpu(self.model_state_dict())}
-        if save_optimizer and self.optim_wrapper is not None:
-            state["optimizer"] = self.optim_state_dict()
-        if save_param_scheduler and self.param_schedulers is not None:
-            state["param_schedulers"] = self.scheduler_state_dict()
-        state.update(extra or {})
-        if self.rank == 0:
-            atomic_torch_save(state, filename)
+        state = self.checkpoint_state(
+            save_optimizer=save_optimizer, save_param_scheduler=save_param_scheduler, extra=extra
+        )
+        if self.writes_checkpoint:
+            self.write_checkpoint(state, filename)
 
     def load_checkpoint(
         self,

@@ -1,25 +1,89 @@
-"""Reading and writing checkpoint files safely."""
+"""Reading and writing checkpoint files safely.
+
+A checkpoint file is written under a temporary name, fsynced, renamed into
+place, and described by a small JSON manifest beside it
+(``<file>.manifest.json``: size, checksum, bytes per top-level key).
+
+The checksum costs next to nothing at save time: ``torch.save`` writes a zip
+archive and computes the CRC-32 of every record while it streams the bytes
+out; the manifest keeps a digest of those (name, size, CRC) entries.
+Verification compares that digest with the archive's directory and recomputes
+every record's CRC-32. (When torch is told not to compute CRCs, the manifest
+holds the CRC-32 of the whole file instead, computed while fsync runs.)
+Reading checks the manifest first and loads with ``torch.load(weights_only=True)``;
+anything wrong raises :class:`CheckpointError`.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import tempfile
+import time
+import zipfile
+import zlib
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
 from torch import nn
 
+MANIFEST_SUFFIX = ".manifest.json"
+MANIFEST_FORMAT = "cadence-checkpoint"
+MANIFEST_VERSION = 1
+#: Companion folders some strategies write beside the checkpoint file.
+COMPANION_SUFFIXES = (".dcp", ".ds")
+_READ_CHUNK = 16 << 20
 
-def atomic_torch_save(obj: Any, filename: str) -> None:
-    """``torch.save`` to a temporary file, fsync, then rename over ``filename``."""
-    directory = os.path.dirname(os.path.abspath(filename))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ckpt-", suffix=".tmp")
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that cannot be used: truncated, corrupted, or refused by the loader."""
+
+
+def manifest_path(filename: str) -> str:
+    """Where the manifest of checkpoint ``filename`` lives."""
+    return filename + MANIFEST_SUFFIX
+
+
+def fsync_dir(directory: str) -> None:
+    """Make a rename inside ``directory`` durable."""
+    fd = os.open(directory, os.O_RDONLY)
     try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def file_crc32(filename: str) -> tuple[int, int]:
+    """CRC-32 and size of a file's bytes."""
+    crc = size = 0
+    with open(filename, "rb") as f:
+        while chunk := f.read(_READ_CHUNK):
+            crc = zlib.crc32(chunk, crc)
+            size += len(chunk)
+    return crc, size
+
+
+def tensor_bytes(obj: Any) -> int:
+    """Bytes held by the tensors inside ``obj`` (nested dicts, lists, tuples)."""
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, Mapping):
+        return sum(tensor_bytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(tensor_bytes(v) for v in obj)
+    return 0
+
+
+def _write_json_atomic(data: Mapping[str, Any], filename: str) -> None:
+    directory = os.path.dirname(os.path.abspath(filename))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".manifest-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, filename)
@@ -27,34 +91,298 @@ def atomic_torch_save(obj: Any, filename: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    dir_fd = os.open(directory, os.O_RDONLY)
+
+
+def _torch_writes_crc() -> bool:
     try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+        from torch.utils.serialization import config
+    except ImportError:  # older torch: CRCs are always written
+        return True
+    return bool(getattr(config.save, "compute_crc32", True))
+
+
+def _records_digest(archive: zipfile.ZipFile) -> str:
+    """CRC-32 over the (name, size, CRC-32) entries of a zip archive's directory."""
+    crc = 0
+    for entry in archive.infolist():
+        crc = zlib.crc32(f"{entry.filename}\0{entry.file_size}\0{entry.CRC:08x}\n".encode(), crc)
+    return f"{crc:08x}"
+
+
+def _checksum_and_sync(f: Any, tmp: str) -> dict[str, Any]:
+    """fsync the written file ``f`` (path ``tmp``); return its manifest checksum fields."""
+    if _torch_writes_crc():
+        with zipfile.ZipFile(tmp) as archive:  # reads only the directory at the end
+            fields: dict[str, Any] = {
+                "records": len(archive.infolist()),
+                "records_crc32": _records_digest(archive),
+            }
+        os.fsync(f.fileno())
+        return fields
+    # The checksum reads the bytes back (page cache) while fsync waits on the disk.
+    with ThreadPoolExecutor(1) as pool:
+        checksum = pool.submit(file_crc32, tmp)
+        os.fsync(f.fileno())
+        crc, _ = checksum.result()
+    return {"crc32": f"{crc:08x}"}
+
+
+def atomic_torch_save(obj: Any, filename: str, manifest: bool = True) -> dict[str, Any]:
+    """``torch.save`` to a temporary file, fsync, rename over ``filename``, write its manifest.
+
+    Returns the manifest (size, checksum, bytes per top-level key). A crash at
+    any point leaves any earlier ``filename`` intact or replaced whole; the
+    manifest is renamed after the data, so a stale manifest can only make a
+    file look corrupt, never make a corrupt file look sound.
+    """
+    directory = os.path.dirname(os.path.abspath(filename))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ckpt-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            checksum = _checksum_and_sync(f, tmp)
+            size = os.fstat(f.fileno()).st_size
+        os.replace(tmp, filename)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    info: dict[str, Any] = {
+        "format": MANIFEST_FORMAT,
+        "version": MANIFEST_VERSION,
+        "file": os.path.basename(filename),
+        "size": size,
+        **checksum,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    if isinstance(obj, Mapping):
+        info["keys"] = {str(k): tensor_bytes(v) for k, v in obj.items()}
+    companion = companion_sizes(filename)
+    if companion:
+        info["companion"] = companion
+    if manifest:
+        _write_json_atomic(info, manifest_path(filename))
+    fsync_dir(directory)
+    return info
+
+
+def companion_sizes(filename: str) -> dict[str, int]:
+    """Sizes of the files in the companion folders (FSDP ``.dcp``, DeepSpeed ``.ds``)
+    of ``filename``, by path relative to the checkpoint's folder."""
+    directory = os.path.dirname(os.path.abspath(filename))
+    sizes: dict[str, int] = {}
+    for suffix in COMPANION_SUFFIXES:
+        root = filename + suffix
+        for folder, _, files in os.walk(root):
+            for name in files:
+                path = os.path.join(folder, name)
+                sizes[os.path.relpath(path, directory)] = os.path.getsize(path)
+    return sizes
+
+
+def _check_companion(filename: str, expected: Mapping[str, int]) -> None:
+    directory = os.path.dirname(os.path.abspath(filename))
+    for relative, size in expected.items():
+        path = os.path.join(directory, relative)
+        if not os.path.isfile(path):
+            raise CheckpointError(f"checkpoint '{filename}': its shard file {relative} is missing")
+        if os.path.getsize(path) != size:
+            raise CheckpointError(
+                f"checkpoint '{filename}': its shard file {relative} has "
+                f"{os.path.getsize(path)} bytes, the manifest says {size}"
+            )
+
+
+def read_manifest(filename: str) -> dict[str, Any] | None:
+    """The manifest of ``filename``, or ``None`` when it has none (older or foreign files)."""
+    path = manifest_path(filename)
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path) as f:
+            info = json.load(f)
+    except (OSError, ValueError) as e:
+        raise CheckpointError(
+            f"checkpoint '{filename}': its manifest {path} is unreadable: {e}"
+        ) from e
+    if not isinstance(info, dict) or info.get("format") != MANIFEST_FORMAT:
+        raise CheckpointError(f"checkpoint '{filename}': {path} is not a cadence manifest")
+    return info
+
+
+def verify_checkpoint(filename: str) -> dict[str, Any] | None:
+    """Check ``filename`` against its manifest (size, then checksums); return the manifest.
+
+    Raises :class:`CheckpointError` naming the file and what differs. A file
+    without a manifest passes unchecked (``None``): ``torch.load`` still
+    rejects most truncations.
+    """
+    if not os.path.isfile(filename):
+        raise FileNotFoundError(f"checkpoint '{filename}' does not exist")
+    info = read_manifest(filename)
+    if info is None:
+        return None
+    size = os.path.getsize(filename)
+    if size != info.get("size"):
+        what = "truncated" if size < int(info.get("size", 0)) else "longer than written"
+        raise CheckpointError(
+            f"checkpoint '{filename}' is {what}: {size} bytes on disk, the manifest says "
+            f"{info.get('size')}"
+        )
+    _check_companion(filename, info.get("companion", {}))
+    if "records_crc32" in info:
+        _check_records(filename, info)
+    else:
+        crc, _ = file_crc32(filename)
+        if f"{crc:08x}" != info.get("crc32"):
+            raise CheckpointError(
+                f"checkpoint '{filename}' is corrupted: CRC-32 {crc:08x} of its bytes differs "
+                f"from {info.get('crc32')} in its manifest"
+            )
+    return info
+
+
+def _check_records(filename: str, info: Mapping[str, Any]) -> None:
+    """The archive's directory matches the manifest and every record matches its CRC-32."""
+    try:
+        with zipfile.ZipFile(filename) as archive:
+            digest = _records_digest(archive)
+            if digest != info["records_crc32"]:
+                raise CheckpointError(
+                    f"checkpoint '{filename}' is corrupted: its record directory (digest "
+                    f"{digest}) differs from the manifest's {info['records_crc32']}"
+                )
+            bad = archive.testzip()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+        raise CheckpointError(f"checkpoint '{filename}' is corrupted: {e}") from e
+    if bad is not None:
+        raise CheckpointError(
+            f"checkpoint '{filename}' is corrupted: the CRC-32 of its record '{bad}' differs "
+            "from the one written"
+        )
 
 
 BeforeLoad = Callable[[dict[str, Any]], None]
+
+
+def _torch_load(filename: str, map_location: str | torch.device) -> Any:
+    import pickle
+
+    try:
+        return torch.load(filename, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise CheckpointError(
+            f"checkpoint '{filename}' was refused: it holds objects that weights-only loading "
+            f"does not allow (nothing in it was executed): {first}"
+        ) from e
+    except (RuntimeError, EOFError, OSError, ValueError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise CheckpointError(
+            f"checkpoint '{filename}' cannot be read (truncated, corrupted or not a torch "
+            f"checkpoint): {first}"
+        ) from e
 
 
 def read_checkpoint(
     filename: str,
     map_location: str | torch.device = "cpu",
     before_load: BeforeLoad | None = None,
+    verify: bool = True,
 ) -> dict[str, Any]:
     """Load a checkpoint without executing code from it (``weights_only=True``).
 
-    ``before_load(checkpoint)`` may inspect or edit it before anything is restored
-    (the runner calls its ``after_load_checkpoint`` hooks here, as mmengine does).
+    The file is first checked against its manifest (``verify``). ``before_load``
+    may inspect or edit the checkpoint before anything is restored (the runner
+    calls its ``after_load_checkpoint`` hooks here, as mmengine does).
     """
     if not os.path.isfile(filename):
         raise FileNotFoundError(f"checkpoint '{filename}' does not exist")
-    checkpoint = torch.load(filename, map_location=map_location, weights_only=True)
+    if verify:
+        verify_checkpoint(filename)
+    checkpoint = _torch_load(filename, map_location)
     if not isinstance(checkpoint, dict):
-        raise ValueError(f"checkpoint '{filename}' holds a {type(checkpoint).__name__}, not a dict")
+        raise CheckpointError(
+            f"checkpoint '{filename}' holds a {type(checkpoint).__name__}, not a dict"
+        )
     if before_load is not None:
         before_load(checkpoint)
     return checkpoint
+
+
+def remove_checkpoint(filename: str) -> None:
+    """Delete a checkpoint file with its manifest and companion folders (if present)."""
+    for path in (filename, manifest_path(filename)):
+        if os.path.isfile(path):
+            os.remove(path)
+    for suffix in COMPANION_SUFFIXES:
+        if os.path.isdir(filename + suffix):
+            shutil.rmtree(filename + suffix, ignore_errors=True)
+
+
+_SCALARS = frozenset({type(None), bool, int, float, str, bytes})
+_PARALLEL_COPY_BYTES = 4 << 20
+
+
+class Snapshot:
+    """Copies a nested state to CPU, reusing the buffers of the previous copy.
+
+    An asynchronous save must own its tensors (training keeps changing the
+    live ones). Allocating ~100 MB each time costs page faults; when the state
+    has the same tensor shapes as last time the copy goes into those buffers,
+    so :meth:`take` overwrites the previous copy: call it only once that copy
+    has been written.
+    """
+
+    def __init__(self, workers: int | None = None) -> None:
+        self._buffers: list[torch.Tensor] = []
+        self._pending: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self.workers = workers or min(4, os.cpu_count() or 1)
+
+    def take(self, state: Any) -> Any:
+        """A deep copy of ``state`` whose tensors live on the CPU."""
+        old, self._buffers = self._buffers, []
+        copied = self._copy(state, iter(old))
+        pending, self._pending = self._pending, []
+        self._copy_all(pending)
+        return copied
+
+    def _copy_all(self, pending: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        """Copy the large tensors on a few threads (``copy_`` releases the GIL)."""
+        large = [p for p in pending if p[0].numel() * p[0].element_size() >= _PARALLEL_COPY_BYTES]
+        for buffer, source in pending:
+            if buffer.numel() * buffer.element_size() < _PARALLEL_COPY_BYTES:
+                buffer.copy_(source)
+        if self.workers <= 1 or len(large) <= 1:
+            for buffer, source in large:
+                buffer.copy_(source)
+            return
+        with ThreadPoolExecutor(self.workers) as pool:
+            list(pool.map(lambda pair: pair[0].copy_(pair[1]), large))
+
+    def _copy(self, obj: Any, old: Any) -> Any:
+        if isinstance(obj, torch.Tensor):
+            source = obj.detach()
+            buffer = next(old, None)
+            if buffer is None or buffer.shape != source.shape or buffer.dtype != source.dtype:
+                buffer = torch.empty(source.shape, dtype=source.dtype, device="cpu")
+            self._pending.append((buffer, source))
+            self._buffers.append(buffer)
+            return buffer
+        if isinstance(obj, Mapping):
+            return {k: self._copy(v, old) for k, v in obj.items()}
+        if isinstance(obj, (list, tuple)):
+            if all(type(v) in _SCALARS for v in obj):  # e.g. RNG states: copy in one go
+                return list(obj) if isinstance(obj, list) else obj
+            items = [self._copy(v, old) for v in obj]
+            return items if isinstance(obj, list) else tuple(items)
+        if type(obj) in _SCALARS:
+            return obj
+        import copy
+
+        return copy.deepcopy(obj)
 
 
 def model_weights(

@@ -1,0 +1,227 @@
+"""Checkpoint files: atomic writes, manifests, corruption detection, refusal of pickles."""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+import zlib
+
+import pytest
+import torch
+
+from cadence.strategies import checkpoint_io
+from cadence.strategies.checkpoint_io import (
+    CheckpointError,
+    Snapshot,
+    atomic_torch_save,
+    manifest_path,
+    read_checkpoint,
+    remove_checkpoint,
+    verify_checkpoint,
+)
+
+
+def state():
+    g = torch.Generator().manual_seed(0)
+    return {
+        "state_dict": {"w": torch.randn(300, 300, generator=g), "b": torch.zeros(7)},
+        "optimizer": {"state": {0: {"momentum_buffer": torch.ones(5)}}, "param_groups": []},
+        "meta": {"cfg": "model = dict(type='X')\n", "epoch": 3},
+    }
+
+
+def test_manifest_digests_the_crcs_torch_wrote_for_every_record(tmp_path):
+    path = str(tmp_path / "epoch_1.pth")
+    atomic_torch_save(state(), path)
+    data = open(path, "rb").read()
+    manifest = json.loads(open(manifest_path(path)).read())
+    assert manifest["size"] == len(data)
+    with zipfile.ZipFile(path) as archive:
+        entries = archive.infolist()
+        for entry in entries:  # torch's CRCs are those of the bytes on disk
+            assert zlib.crc32(archive.read(entry)) == entry.CRC
+    lines = "".join(f"{e.filename}\0{e.file_size}\0{e.CRC:08x}\n" for e in entries).encode()
+    assert manifest["records"] == len(entries)
+    assert manifest["records_crc32"] == f"{zlib.crc32(lines):08x}"
+    assert manifest["file"] == "epoch_1.pth"
+    assert manifest["keys"]["state_dict"] == (300 * 300 + 7) * 4
+    assert manifest["keys"]["meta"] == 0
+    assert verify_checkpoint(path) == manifest
+    loaded = torch.load(path, weights_only=True)  # plain torch reads it too
+    assert torch.equal(loaded["state_dict"]["w"], state()["state_dict"]["w"])
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_whole_file_crc_when_torch_writes_no_record_crcs(tmp_path, monkeypatch):
+    monkeypatch.setattr(checkpoint_io, "_torch_writes_crc", lambda: False)
+    path = str(tmp_path / "a.pth")
+    atomic_torch_save(state(), path)
+    manifest = json.loads(open(manifest_path(path)).read())
+    assert manifest["crc32"] == f"{zlib.crc32(open(path, 'rb').read()):08x}"
+    assert "records_crc32" not in manifest
+    flip_a_byte(path)
+    with pytest.raises(CheckpointError, match="a.pth' is corrupted: CRC-32"):
+        read_checkpoint(path)
+
+
+def flip_a_byte(path, where=0.5):
+    with open(path, "r+b") as f:
+        f.seek(int(os.path.getsize(path) * where))
+        byte = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([byte[0] ^ 0xFF]))
+
+
+def test_truncated_file_is_detected_with_the_file_named(tmp_path):
+    path = str(tmp_path / "iter_4.pth")
+    atomic_torch_save(state(), path)
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        f.truncate(size // 2)
+    with pytest.raises(CheckpointError, match=r"iter_4\.pth' is truncated: \d+ bytes on disk"):
+        read_checkpoint(path)
+
+
+@pytest.mark.parametrize("where", [0.3, 0.5, 0.999])
+def test_a_flipped_byte_anywhere_is_detected(tmp_path, where):
+    path = str(tmp_path / "iter_4.pth")
+    atomic_torch_save(state(), path)
+    flip_a_byte(path, where)  # tensor data, or the archive's directory at the end
+    with pytest.raises(CheckpointError, match="iter_4.pth' is corrupted"):
+        read_checkpoint(path)
+
+
+def test_truncated_file_without_manifest_is_a_checkpoint_error(tmp_path):
+    path = str(tmp_path / "old.pth")
+    torch.save(state(), path)
+    with open(path, "r+b") as f:
+        f.truncate(1000)
+    with pytest.raises(CheckpointError, match="old.pth' cannot be read"):
+        read_checkpoint(path)
+
+
+class Payload:
+    """Would create a file when unpickled, if unpickling ran code."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def __reduce__(self):
+        return (open, (self.target, "w"))
+
+
+def test_malicious_pickle_is_refused_and_not_executed(tmp_path):
+    path = str(tmp_path / "evil.pth")
+    target = tmp_path / "pwned"
+    torch.save({"state_dict": {}, "meta": Payload(str(target))}, path)
+    with pytest.raises(CheckpointError, match="refused"):
+        read_checkpoint(path)
+    assert not target.exists()
+
+
+def test_a_crash_during_the_write_leaves_the_previous_file_intact(tmp_path, monkeypatch):
+    path = str(tmp_path / "latest.pth")
+    first = state()
+    atomic_torch_save(first, path)
+    before = open(path, "rb").read()
+
+    def dies_midway(obj, f):
+        f.write(b"half a checkpoint")
+        raise KeyboardInterrupt("killed while writing")
+
+    monkeypatch.setattr(torch, "save", dies_midway)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_torch_save({"state_dict": {"w": torch.zeros(3)}}, path)
+    assert open(path, "rb").read() == before
+    assert verify_checkpoint(path) is not None
+    assert sorted(os.listdir(tmp_path)) == ["latest.pth", "latest.pth.manifest.json"]
+
+
+def test_manifest_must_be_a_cadence_manifest(tmp_path):
+    path = str(tmp_path / "a.pth")
+    atomic_torch_save(state(), path)
+    with open(manifest_path(path), "w") as f:
+        f.write('{"format": "other"}')
+    with pytest.raises(CheckpointError, match="not a cadence manifest"):
+        read_checkpoint(path)
+    with open(manifest_path(path), "w") as f:
+        f.write("{not json")
+    with pytest.raises(CheckpointError, match="unreadable"):
+        read_checkpoint(path)
+
+
+def test_missing_file_and_non_dict_contents(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        read_checkpoint(str(tmp_path / "nope.pth"))
+    path = str(tmp_path / "t.pth")
+    torch.save(torch.zeros(2), path)
+    with pytest.raises(CheckpointError, match="holds a Tensor, not a dict"):
+        read_checkpoint(path)
+
+
+def test_remove_checkpoint_removes_manifest_and_companion_folders(tmp_path):
+    path = str(tmp_path / "epoch_2.pth")
+    atomic_torch_save(state(), path)
+    os.makedirs(path + ".dcp")
+    (tmp_path / "epoch_2.pth.dcp" / "shard").write_text("x")
+    remove_checkpoint(path)
+    assert os.listdir(tmp_path) == []
+
+
+def test_snapshot_copies_and_reuses_its_buffers():
+    live = {"a": torch.arange(6.0), "nested": [torch.ones(2, 2), ("x", 3)], "n": None}
+    snap = Snapshot()
+    first = snap.take(live)
+    live["a"].add_(100)
+    assert torch.equal(first["a"], torch.arange(6.0))  # a copy, not the live tensor
+    assert first["nested"][1] == ("x", 3) and first["n"] is None
+    buffer = first["a"]
+    second = snap.take(live)
+    assert second["a"] is buffer  # same shapes: the buffer is reused
+    assert torch.equal(second["a"], torch.arange(6.0) + 100)
+    third = snap.take({"a": torch.zeros(3)})
+    assert third["a"] is not buffer and third["a"].shape == (3,)
+
+
+def test_manifest_lists_the_shard_files_and_notices_a_truncated_one(tmp_path):
+    path = str(tmp_path / "iter_8.pth")
+    shards = tmp_path / "iter_8.pth.dcp"
+    shards.mkdir()
+    (shards / "__0_0.distcp").write_bytes(b"x" * 100)
+    (shards / ".metadata").write_bytes(b"m" * 10)
+    manifest = atomic_torch_save(state(), path)
+    assert manifest["companion"] == {
+        os.path.join("iter_8.pth.dcp", "__0_0.distcp"): 100,
+        os.path.join("iter_8.pth.dcp", ".metadata"): 10,
+    }
+    verify_checkpoint(path)
+    (shards / "__0_0.distcp").write_bytes(b"x" * 50)
+    with pytest.raises(CheckpointError, match=r"shard file iter_8.pth.dcp/__0_0.distcp has 50"):
+        read_checkpoint(path)
+    (shards / "__0_0.distcp").unlink()
+    with pytest.raises(CheckpointError, match="is missing"):
+        read_checkpoint(path)
+
+
+def test_only_strategies_that_write_one_file_save_in_the_background():
+    from cadence.strategies import (
+        DDPStrategy,
+        DeepSpeedStrategy,
+        FSDPStrategy,
+        SingleDeviceStrategy,
+    )
+
+    def supports(cls):
+        return cls.supports_async_save.fget(cls.__new__(cls))
+
+    assert supports(SingleDeviceStrategy) and supports(DDPStrategy)
+    assert not supports(FSDPStrategy) and not supports(DeepSpeedStrategy)
+
+
+def test_snapshot_copies_large_tensors_on_several_threads():
+    live = {"w": [torch.randn(1 << 20) for _ in range(3)], "s": torch.arange(3.0)}  # 4 MiB each
+    copy = Snapshot(workers=2).take(live)
+    for got, want in zip(copy["w"], live["w"]):
+        assert torch.equal(got, want) and got.data_ptr() != want.data_ptr()
+    assert torch.equal(copy["s"], live["s"])
