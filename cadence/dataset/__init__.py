@@ -2,10 +2,14 @@
 
 from .builder import SlicedDataset, build_dataloader
 from .collate import default_collate, pseudo_collate
+from .loader_state import dataloader_state_dict, load_dataloader_state_dict
+from .multigrid import MultigridSchedule, ShortCycleBatchSampler
 from .sampler import DefaultSampler, InfiniteSampler
-from .worker import WorkerSeeder, worker_init_fn, worker_seed
+from .worker import SampleIndex, WorkerSeeder, batch_seed, worker_init_fn, worker_seed
 
 __all__ = [
-    "DefaultSampler", "InfiniteSampler", "SlicedDataset", "WorkerSeeder", "build_dataloader",
-    "default_collate", "pseudo_collate", "worker_init_fn", "worker_seed",
+    "DefaultSampler", "InfiniteSampler", "MultigridSchedule", "ShortCycleBatchSampler",
+    "SampleIndex", "SlicedDataset", "WorkerSeeder", "batch_seed", "build_dataloader",
+    "dataloader_state_dict", "default_collate", "load_dataloader_state_dict", "pseudo_collate",
+    "worker_init_fn", "worker_seed",
 ]  # fmt: skip

@@ -28,6 +28,7 @@ from ..config.errors import ConfigKeyError
 from ..dist import broadcast_object_list, get_rank, get_world_size
 from ..registry import DATA_SAMPLERS, DATASETS, FUNCTIONS, Registry, config_location
 from ..utils.suggest import did_you_mean
+from .multigrid import with_index
 from .worker import WorkerSeeder
 
 _MISSING = object()
@@ -37,7 +38,11 @@ _LOADER_OPTIONS = sorted(set(inspect.signature(DataLoader.__init__).parameters) 
 
 
 class SlicedDataset(Dataset):
-    """The first ``length`` samples of ``dataset``; other attributes (metainfo...) pass through."""
+    """The first ``length`` samples of ``dataset``; other attributes (metainfo...) pass through.
+
+    An index may be an int or a tuple whose first element is the index (a
+    short cycle's ``(index, crop_size)``); the rest of the tuple passes through.
+    """
 
     def __init__(self, dataset: Any, length: int) -> None:
         self._dataset = dataset
@@ -46,12 +51,24 @@ class SlicedDataset(Dataset):
     def __getattr__(self, name: str) -> Any:
         if name == "_dataset":  # during unpickling, before __init__ state exists
             raise AttributeError(name)
+        if name == "__getitems__":  # batched loading, but through the slice's bounds
+            return functools.partial(self._getitems, getattr(self._dataset, name))
         return getattr(self._dataset, name)
 
-    def __getitem__(self, index: int) -> Any:
-        if not -self._length <= index < self._length:
+    def _inner(self, index: Any) -> Any:
+        """``index`` checked against the slice and made non-negative."""
+        if isinstance(index, tuple) and index:
+            return with_index(index, self._inner(index[0]))
+        position = operator.index(index)
+        if not -self._length <= position < self._length:
             raise IndexError(f"index {index} out of range for {self._length} samples")
-        return self._dataset[index % self._length]
+        return index if position >= 0 else position + self._length
+
+    def _getitems(self, fetch: Callable[[list[Any]], Any], indices: list[Any]) -> Any:
+        return fetch([self._inner(i) for i in indices])
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._dataset[self._inner(index)]
 
     def __len__(self) -> int:
         return self._length
@@ -235,10 +252,13 @@ def build_dataloader(
       torch's ``default_collate``.
     * ``worker_init_fn``: by default, when ``seed`` is given, each worker seeds
       ``random``, numpy and torch from (seed, rank, worker id, sampler epoch)
-      (formula in :mod:`cadence.dataset.worker`); without a seed torch's own
-      per-worker seeding applies. A name, dict or callable replaces it.
+      and, with cadence's samplers, reseed before each batch from the batch's
+      place in the data order, so a resumed epoch draws what the uninterrupted
+      one drew (formulas in :mod:`cadence.dataset.worker`); without a seed
+      torch's own per-worker seeding applies. A name, dict or callable replaces it.
     * ``num_batch_per_epoch``: keep only the first ``n * batch_size * world_size``
-      samples (for quick runs).
+      samples (for quick runs); with a batch sampler's ``batch_sizes`` (short
+      cycles), the samples of its first ``n`` batches.
     * Any other key goes to ``DataLoader``; ``persistent_workers`` and
       ``prefetch_factor`` are dropped when ``num_workers`` is 0.
 
@@ -262,8 +282,8 @@ def build_dataloader(
     num_batches = args.pop("num_batch_per_epoch", None)
     batch_sampler_spec = args.pop("batch_sampler", None)
     if num_batches is not None:
-        batch_size = args.get("batch_size") or _get(batch_sampler_spec, "batch_size", 1)
-        dataset = SlicedDataset(dataset, num_batches * batch_size * get_world_size())
+        samples = _samples_in(operator.index(num_batches), args, batch_sampler_spec)
+        dataset = SlicedDataset(dataset, samples * get_world_size())
 
     sampler_spec = args.pop("sampler", _MISSING)
     if sampler_spec is _MISSING:
@@ -278,6 +298,9 @@ def build_dataloader(
     batch_sampler = _build_batch_sampler(batch_sampler_spec, sampler, args, path)
     epoch_source = sampler if batch_sampler is None else getattr(batch_sampler, "sampler", None)
     init_fn = _worker_init(args, seed, epoch_source, path)
+    if isinstance(init_fn, WorkerSeeder) and args.get("num_workers"):
+        if epoch_source is not None and hasattr(epoch_source, "tag_positions"):
+            epoch_source.tag_positions = True  # workers seed each batch from its place
     collate_spec = args.pop("collate_fn", "pseudo_collate")
     collate_fn = _resolve_function(
         collate_spec,
@@ -297,3 +320,12 @@ def build_dataloader(
 
 def _get(spec: Any, key: str, default: Any) -> Any:
     return spec.get(key, default) if isinstance(spec, Mapping) else default
+
+
+def _samples_in(num_batches: int, args: Mapping[str, Any], batch_sampler_spec: Any) -> int:
+    """Samples (per rank) in the first ``num_batches`` batches; a batch sampler's cycle of
+    ``batch_sizes`` (short cycles) counts each batch at its own size."""
+    sizes = _get(batch_sampler_spec, "batch_sizes", None)
+    if sizes:
+        return sum(sizes[i % len(sizes)] for i in range(num_batches))
+    return num_batches * (args.get("batch_size") or _get(batch_sampler_spec, "batch_size", 1))

@@ -8,6 +8,11 @@ of this rank's list, and ``state_dict()`` / ``load_state_dict()`` carry the
 seed and position. The sampler cannot know how many indices the model really
 consumed (DataLoader workers prefetch), so the training loop computes ``n``
 (batches done × batch size) and passes it in.
+
+With ``tag_positions`` set (``build_dataloader`` sets it when DataLoader
+workers seed themselves), both yield :class:`~cadence.dataset.worker.SampleIndex`
+ints that also carry ``(epoch, position)``, so a worker can seed each batch
+from its place in the order rather than from the worker that happens to load it.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from torch.utils.data import Sampler
 
 from ..dist import get_dist_info, sync_random_seed
 from ..registry import DATA_SAMPLERS
+from .worker import SampleIndex
 
 
 def _resolve_shard(rank: int | None, world_size: int | None) -> tuple[int, int]:
@@ -86,6 +92,10 @@ class DefaultSampler(Sampler[int]):
             gets the same count, ``ceil(len / W)``; without it rank ``r`` gets
             ``ceil((len - r) / W)`` and nothing is repeated.
         rank, world_size: this process's shard; default from :mod:`cadence.dist`.
+
+    Attributes:
+        tag_positions: yield :class:`SampleIndex` (``epoch``, position in this
+            rank's list) instead of plain ints; off by default.
     """
 
     def __init__(
@@ -104,6 +114,7 @@ class DefaultSampler(Sampler[int]):
         self.seed = _resolve_seed(seed)
         self.round_up = bool(round_up)
         self.epoch = 0
+        self.tag_positions = False
         self._start_index = 0
 
     @property
@@ -131,7 +142,11 @@ class DefaultSampler(Sampler[int]):
     def __iter__(self) -> Iterator[int]:
         """Yield this rank's indices for the current epoch, from the pending start index."""
         start, self._start_index = self._start_index, 0
-        return iter(self.rank_indices()[start:].tolist())
+        indices = self.rank_indices()[start:].tolist()
+        if not self.tag_positions:
+            return iter(indices)
+        epoch = self.epoch
+        return (SampleIndex(index, epoch, p) for p, index in enumerate(indices, start))
 
     def __len__(self) -> int:
         """Indices this rank yields in a whole epoch."""
@@ -185,6 +200,10 @@ class InfiniteSampler(Sampler[int]):
         shuffle: shuffle each pass, else repeat ``0..len-1``.
         seed: identical on every rank; ``None`` draws one on rank 0 and shares it.
         rank, world_size: this process's shard; default from :mod:`cadence.dist`.
+
+    Attributes:
+        tag_positions: yield :class:`SampleIndex` (epoch 0, position in this
+            rank's stream) instead of plain ints; off by default.
     """
 
     def __init__(
@@ -200,6 +219,7 @@ class InfiniteSampler(Sampler[int]):
         self.dataset = dataset
         self.shuffle = bool(shuffle)
         self.seed = _resolve_seed(seed)
+        self.tag_positions = False
         self._start_index = 0
 
     @property
@@ -210,7 +230,10 @@ class InfiniteSampler(Sampler[int]):
     def __iter__(self) -> Iterator[int]:
         """Yield this rank's stream from the pending start index (0 unless set)."""
         start, self._start_index = self._start_index, 0
-        return self._stream(self.rank + start * self.world_size)
+        stream = self._stream(self.rank + start * self.world_size)
+        if not self.tag_positions:
+            return stream
+        return (SampleIndex(index, 0, p) for p, index in enumerate(stream, start))
 
     def _stream(self, position: int) -> Iterator[int]:
         size = len(self.dataset)

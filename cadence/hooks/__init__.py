@@ -8,6 +8,7 @@ from .empty_cache_hook import EmptyCacheHook
 from .hook import Hook
 from .iter_timer_hook import IterTimerHook
 from .logger_hook import LoggerHook
+from .multigrid_hook import MultigridHook
 from .param_scheduler_hook import ParamSchedulerHook
 from .precise_bn_hook import PreciseBNHook
 from .priority import Priority, get_priority
@@ -18,7 +19,7 @@ from .sync_buffers_hook import SyncBuffersHook
 
 __all__ = [
     "CheckInvalidLossHook", "EarlyStoppingHook", "EMAHook", "EmptyCacheHook",
-    "InvalidLossError", "PreciseBNHook", "ProfilerHook", "SyncBuffersHook",
+    "InvalidLossError", "MultigridHook", "PreciseBNHook", "ProfilerHook", "SyncBuffersHook",
     "CheckpointHook", "DistSamplerSeedHook", "Hook", "IterTimerHook", "LoggerHook",
     "ParamSchedulerHook", "Priority", "RuntimeInfoHook", "get_priority",
 ]  # fmt: skip

@@ -1,4 +1,13 @@
-"""Training loops: by epoch and by iteration."""
+"""Training loops: by epoch and by iteration.
+
+Both resume exactly from a checkpoint taken anywhere in an epoch: the
+sampler starts at the next unseen sample (nothing is loaded twice), the
+iterator built to resume draws nothing from the global random streams (the
+uninterrupted run drew when its epoch began), a validation that was due right
+after the checkpoint runs first, and validation during training leaves the
+random streams as it found them (so a checkpoint taken before it resumes into
+the same draws as the run that went on through it).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +16,17 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import torch
 from torch.utils.data import DataLoader
 
+from ..dataset.loader_state import (
+    dataloader_state_dict,
+    index_sampler,
+    load_dataloader_state_dict,
+)
 from ..registry import LOOPS
 from .base_loop import BaseLoop
+from .rng import preserved_rng
 
 
 def _parse_intervals(
@@ -25,31 +41,55 @@ def _parse_intervals(
     return milestones, intervals
 
 
-def index_sampler(dataloader: Any) -> tuple[Any, int | None]:
-    """The sampler that yields a dataloader's indices, and its batch size.
-
-    With a configured batch sampler, ``dataloader.sampler`` is torch's unused
-    default; the real one sits inside the batch sampler.
-    """
-    sampler = getattr(dataloader, "sampler", None)
-    batch_size = getattr(dataloader, "batch_size", None)
-    if batch_size is None:
-        batch_sampler = getattr(dataloader, "batch_sampler", None)
-        sampler = getattr(batch_sampler, "sampler", None)
-        batch_size = getattr(batch_sampler, "batch_size", None)
-    return sampler, batch_size
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"train_cfg.{name} must be a positive int, got {value!r}")
+    return value
 
 
 def _start_at(dataloader: DataLoader, batches: int) -> bool:
-    """Make the next pass over ``dataloader`` skip ``batches`` batches without loading them."""
+    """Make the next pass over ``dataloader`` skip ``batches`` batches without loading them.
+
+    A batch sampler that knows its own batches (``set_start_batch``, e.g. one
+    whose batch size changes per iteration) is asked first; otherwise the index
+    sampler starts ``batches * batch_size`` samples in.
+    """
     if batches <= 0:
         return True
+    set_start_batch = getattr(getattr(dataloader, "batch_sampler", None), "set_start_batch", None)
+    if callable(set_start_batch):
+        return bool(set_start_batch(batches))
     sampler, batch_size = index_sampler(dataloader)
     set_start = getattr(sampler, "set_start_index", None)
     if callable(set_start) and batch_size is not None:
         set_start(batches * batch_size)
         return True
     return False
+
+
+def _draws_once(dataloader: Any) -> bool:
+    """Whether only the first ``iter()`` builds a new iterator (persistent workers)."""
+    return bool(getattr(dataloader, "persistent_workers", False)) and bool(
+        getattr(dataloader, "num_workers", 0)
+    )
+
+
+def _iterate(dataloader: DataLoader, keep_rng: bool) -> Iterator[Any]:
+    """A new iterator over ``dataloader``; with ``keep_rng`` torch's global RNG is left as is.
+
+    Building a DataLoader iterator draws a base seed from torch's global
+    generator. The uninterrupted run drew it when the epoch began (with
+    persistent workers: when the run began), before the state a later
+    checkpoint saved; drawing again on resume would shift every later random
+    number (dropout, augmentation in the main process).
+    """
+    if not keep_rng:
+        return iter(dataloader)
+    state = torch.get_rng_state()
+    try:
+        return iter(dataloader)
+    finally:
+        torch.set_rng_state(state)
 
 
 class _TrainLoop(BaseLoop):
@@ -69,7 +109,10 @@ class _TrainLoop(BaseLoop):
         self._epoch = 0
         self._iter = 0
         self._inner_iter = 0  # batches finished in the current epoch
+        self._max_iters = 0  # set by the subclass (set_length)
         self._finishing = ""  # "iter" or "epoch" while its after-hooks run
+        self._val_pending = False  # resumed from a checkpoint taken just before a validation
+        self._iterated = False  # whether this process has built an iterator over the data
         self.val_begin = val_begin
         self.val_interval = val_interval
         self.stop_training = False
@@ -89,39 +132,103 @@ class _TrainLoop(BaseLoop):
     def inner_iter(self) -> int:
         return self._inner_iter
 
+    @property
+    def max_iters(self) -> int:
+        return self._max_iters
+
+    def set_length(self, max_epochs: int | None = None, max_iters: int | None = None) -> None:
+        """Change how long the loop trains (a hook may, in ``before_train``)."""
+        raise NotImplementedError
+
+    def _before_train(self) -> None:
+        """Call ``before_train``; when a hook changed the loop's length there, recount the
+        optimizer wrapper's iterations (the runner counted them with the configured length)."""
+        runner = self._runner
+        length = self.max_iters
+        runner.call_hook("before_train")
+        if self.max_iters == length:
+            return
+        recount = getattr(runner.optim_wrapper, "initialize_count_status", None)
+        if callable(recount):
+            with warnings.catch_warnings():  # the runner's count already warned the same
+                warnings.simplefilter("ignore")
+                recount(runner.model, self._iter, self.max_iters)
+
+    def _interval_at(self, position: int) -> int:
+        return self._intervals[bisect.bisect(self._milestones, position) - 1]
+
     def _update_val_interval(self, position: int) -> None:
-        index = bisect.bisect(self._milestones, position)
-        self.val_interval = self._intervals[index - 1]
+        self.val_interval = self._interval_at(position)
+
+    def _val_due(self, position: int, last: int) -> bool:
+        """Whether the run validates once it has reached ``position`` (an epoch or iteration)."""
+        if self._runner.val_loop is None or position < self.val_begin:
+            return False
+        return position % self._interval_at(position) == 0 or position == last
+
+    def _validate(self) -> None:
+        """Run the validation loop; training's random streams come out as they went in."""
+        with preserved_rng():
+            self._runner.val_loop.run()
+
+    def _keep_rng(self, mid_epoch: bool) -> bool:
+        """Whether the iterator built now must not draw (the uninterrupted run did not here)."""
+        first, self._iterated = not self._iterated, True
+        return mid_epoch or (first and self._iter > 0 and _draws_once(self.dataloader))
+
+    def _run_pending_val(self) -> None:
+        """Validate first when the checkpoint resumed from was taken just before a validation."""
+        if self._val_pending:
+            self._val_pending = False
+            if self._runner.val_loop is not None:
+                self._validate()
 
     def run_iter(self, batch_idx: int, data_batch: Any) -> None:
         """One optimization step and its hooks."""
         runner = self._runner
-        runner.call_hook("before_train_iter", batch_idx=batch_idx, data_batch=data_batch)
+        runner.call_hook_positional("before_train_iter", batch_idx, data_batch)
         outputs = runner.model.train_step(data_batch, optim_wrapper=runner.optim_wrapper)
         extra = runner.optim_wrapper.pop_log_vars()
         if extra:
             outputs = {**outputs, **extra}
         self._finishing = "iter"
-        runner.call_hook(
-            "after_train_iter", batch_idx=batch_idx, data_batch=data_batch, outputs=outputs
-        )
+        runner.call_hook_positional("after_train_iter", batch_idx, data_batch, outputs)
         self._finishing = ""
         self._iter += 1
         self._inner_iter += 1
 
+    def _val_due_after(self, epoch: int, it: int) -> bool:
+        """Whether a validation follows the step whose after-hooks are running now."""
+        raise NotImplementedError
+
     def state_dict(self) -> dict[str, Any]:
-        """Position to resume from; inside an after-hook the current step counts as done."""
+        """Position to resume from, the dataloader's state and whether a validation is due.
+
+        Inside an after-hook the current step counts as done; a checkpoint taken
+        there precedes the validation that may follow the step (``val_pending``).
+        """
         epoch, it, inner = self._epoch, self._iter, self._inner_iter
         if self._finishing == "iter":
             it, inner = it + 1, inner + 1
         elif self._finishing == "epoch":
             epoch, inner = epoch + 1, 0
-        return {"epoch": epoch, "iter": it, "inner_iter": inner}
+        pending = bool(self._finishing) and self._val_due_after(epoch, it)
+        return {
+            "epoch": epoch,
+            "iter": it,
+            "inner_iter": inner,
+            "val_pending": pending,
+            "dataloader": dataloader_state_dict(self.dataloader),
+        }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continue from ``state``; parts that older checkpoints lack keep their defaults."""
         self._epoch = int(state["epoch"])
         self._iter = int(state["iter"])
         self._inner_iter = int(state.get("inner_iter", 0))
+        self._val_pending = bool(state.get("val_pending", False))
+        if "dataloader" in state:
+            load_dataloader_state_dict(self.dataloader, state["dataloader"])
 
 
 @LOOPS.register_module()
@@ -142,32 +249,38 @@ class EpochBasedTrainLoop(_TrainLoop):
         dynamic_intervals: Sequence[tuple[int, int]] | None = None,
     ) -> None:
         super().__init__(runner, dataloader, val_begin, val_interval, dynamic_intervals)
-        if not isinstance(max_epochs, int) or max_epochs <= 0:
-            raise ValueError(f"train_cfg.max_epochs must be a positive int, got {max_epochs!r}")
-        self._max_epochs = max_epochs
-        self._max_iters = max_epochs * len(self.dataloader)
+        self.set_length(max_epochs=max_epochs)
 
     @property
     def max_epochs(self) -> int:
         return self._max_epochs
 
-    @property
-    def max_iters(self) -> int:
-        return self._max_iters
+    def set_length(self, max_epochs: int | None = None, max_iters: int | None = None) -> None:
+        """Train for ``max_epochs`` epochs of ``max_iters`` iterations in all.
+
+        ``max_iters`` defaults to ``max_epochs`` times the dataloader's length;
+        give it when epochs differ in length (e.g. a multigrid schedule).
+        """
+        if max_epochs is not None:
+            self._max_epochs = _positive_int("max_epochs", max_epochs)
+        if max_iters is not None:
+            self._max_iters = _positive_int("max_iters", max_iters)
+        elif max_epochs is not None:
+            self._max_iters = self._max_epochs * len(self.dataloader)
+
+    def _val_due_after(self, epoch: int, it: int) -> bool:
+        return self._finishing == "epoch" and self._val_due(epoch, self._max_epochs)
 
     def run(self) -> Any:
         """Train to ``max_epochs``; return the model."""
         runner = self._runner
-        runner.call_hook("before_train")
+        self._before_train()
+        self._run_pending_val()
         while self._epoch < self._max_epochs and not self.stop_training:
             self.run_epoch()
             self._update_val_interval(self._epoch)
-            if (
-                runner.val_loop is not None
-                and self._epoch >= self.val_begin
-                and (self._epoch % self.val_interval == 0 or self._epoch == self._max_epochs)
-            ):
-                runner.val_loop.run()
+            if self._val_due(self._epoch, self._max_epochs):
+                self._validate()
         runner.call_hook("after_train")
         return runner.model
 
@@ -183,7 +296,8 @@ class EpochBasedTrainLoop(_TrainLoop):
                 "the train sampler cannot start mid-epoch; replaying batches to resume",
                 stacklevel=2,
             )
-        for batch_idx, data_batch in enumerate(self.dataloader, start=skip - replay):
+        batches = _iterate(self.dataloader, self._keep_rng(mid_epoch=skip > 0 and not replay))
+        for batch_idx, data_batch in enumerate(batches, start=skip - replay):
             if batch_idx < skip:
                 continue
             self.run_iter(batch_idx, data_batch)
@@ -199,15 +313,19 @@ class EpochBasedTrainLoop(_TrainLoop):
 class _EndlessIterator:
     """Iterate a dataloader forever, starting a new epoch of it when one ends.
 
-    The first pass may start ``start_batches`` into the epoch (resume).
+    The first pass may start ``start_batches`` into the epoch (resume); its
+    iterator is built without drawing from torch's RNG when ``keep_rng``.
     """
 
-    def __init__(self, dataloader: DataLoader, epoch: int = 0, start_batches: int = 0) -> None:
+    def __init__(
+        self, dataloader: DataLoader, epoch: int = 0, start_batches: int = 0,
+        keep_rng: bool = False,
+    ) -> None:  # fmt: skip
         self.dataloader = dataloader
         self.epoch = epoch
         self._set_epoch()
         self.skipped = _start_at(dataloader, start_batches)
-        self._it: Iterator[Any] = iter(dataloader)
+        self._it: Iterator[Any] = _iterate(dataloader, keep_rng)
 
     def _set_epoch(self) -> None:
         sampler, _ = index_sampler(self.dataloader)
@@ -241,9 +359,7 @@ class IterBasedTrainLoop(_TrainLoop):
         dynamic_intervals: Sequence[tuple[int, int]] | None = None,
     ) -> None:
         super().__init__(runner, dataloader, val_begin, val_interval, dynamic_intervals)
-        if not isinstance(max_iters, int) or max_iters <= 0:
-            raise ValueError(f"train_cfg.max_iters must be a positive int, got {max_iters!r}")
-        self._max_iters = max_iters
+        self.set_length(max_iters=max_iters)
         try:
             self._epoch_length: int | None = len(self.dataloader)
         except TypeError:
@@ -253,27 +369,30 @@ class IterBasedTrainLoop(_TrainLoop):
     def max_epochs(self) -> int:
         return 1
 
-    @property
-    def max_iters(self) -> int:
-        return self._max_iters
+    def set_length(self, max_epochs: int | None = None, max_iters: int | None = None) -> None:
+        """Train for ``max_iters`` iterations (the loop has no epochs to set)."""
+        if max_epochs is not None:
+            raise ValueError("IterBasedTrainLoop counts iterations: set max_iters, not max_epochs")
+        if max_iters is not None:
+            self._max_iters = _positive_int("max_iters", max_iters)
+
+    def _val_due_after(self, epoch: int, it: int) -> bool:
+        return self._finishing == "iter" and self._val_due(it, self._max_iters)
 
     def run(self) -> Any:
         """Train to ``max_iters``; return the model."""
         runner = self._runner
-        runner.call_hook("before_train")
+        self._before_train()
         runner.call_hook("before_train_epoch")
+        self._run_pending_val()
         iterator = self._resume_iterator()
         runner.model.train()  # once, and again after each validation (it walks every module)
         while self._iter < self._max_iters and not self.stop_training:
             data_batch = next(iterator)
             self.run_iter(self._inner_iter, data_batch)
             self._update_val_interval(self._iter)
-            if (
-                runner.val_loop is not None
-                and self._iter >= self.val_begin
-                and (self._iter % self.val_interval == 0 or self._iter == self._max_iters)
-            ):
-                runner.val_loop.run()
+            if self._val_due(self._iter, self._max_iters):
+                self._validate()
                 runner.model.train()
         runner.call_hook("after_train_epoch")
         runner.call_hook("after_train")
@@ -288,7 +407,8 @@ class IterBasedTrainLoop(_TrainLoop):
             loader_epoch, within = divmod(self._iter, self._epoch_length)
         else:
             loader_epoch, within = 0, self._iter
-        iterator = _EndlessIterator(self.dataloader, loader_epoch, within)
+        keep_rng = self._keep_rng(mid_epoch=within > 0)
+        iterator = _EndlessIterator(self.dataloader, loader_epoch, within, keep_rng)
         if within and not iterator.skipped:
             warnings.warn("the train sampler cannot skip ahead; replaying batches", stacklevel=2)
             for _ in range(within):

@@ -9,7 +9,14 @@ import torch
 from torch.utils.data import BatchSampler, DataLoader, Dataset, SequentialSampler
 
 from cadence.config import Config
-from cadence.dataset import DefaultSampler, InfiniteSampler, WorkerSeeder, build_dataloader
+from cadence.dataset import (
+    DefaultSampler,
+    InfiniteSampler,
+    SlicedDataset,
+    WorkerSeeder,
+    build_dataloader,
+)
+from cadence.dataset.multigrid import ShortCycleIndex
 from cadence.registry import DATA_SAMPLERS, DATASETS, FUNCTIONS, RegistryError
 
 
@@ -217,3 +224,54 @@ def test_errors_from_a_config_file_name_its_key_and_file(tmp_path):
     message = str(info.value)
     assert "train_dataloader.sampler" in message and "exp.py" in message
     assert "Did you mean 'InfiniteSampler'" in message
+
+
+class Cropped(Squares):
+    """Squares whose index may be a short cycle's ``(index, crop_size)``."""
+
+    def __getitem__(self, index):
+        i, crop = index if isinstance(index, tuple) else (index, None)
+        return {"x": i * i} if crop is None else {"x": i * i, "crop": crop}
+
+
+class Batched(Cropped):
+    """Cropped with batched loading (``__getitems__``); records the indices it gets."""
+
+    def __init__(self, n: int = 6) -> None:
+        super().__init__(n)
+        self.batches: list[list] = []
+
+    def __getitems__(self, indices: list) -> list:
+        self.batches.append(list(indices))
+        return [self[i] for i in indices]
+
+
+def test_a_sliced_dataset_checks_batched_and_tuple_indices_against_the_slice():
+    inner = Batched(n=6)
+    sliced = SlicedDataset(inner, 4)
+    assert sliced[ShortCycleIndex(3, 8)] == {"x": 9, "crop": 8}
+    assert sliced[(-1, 8)] == {"x": 9, "crop": 8}  # counted from the slice's end
+    with pytest.raises(IndexError, match="out of range for 4 samples"):
+        sliced[ShortCycleIndex(4, 8)]
+    with pytest.raises(IndexError, match="out of range for 4 samples"):
+        sliced.__getitems__([0, 5])  # inside the inner dataset, outside the slice
+    assert sliced.__getitems__([ShortCycleIndex(1, 8), -1]) == [{"x": 1, "crop": 8}, {"x": 9}]
+    assert inner.batches[-1] == [(1, 8), 3] and type(inner.batches[-1][0]) is ShortCycleIndex
+    assert not hasattr(SlicedDataset(Squares(), 4), "__getitems__")  # none to forward
+
+
+def test_num_batch_per_epoch_works_with_short_cycles():
+    DATASETS.register_module(module=Cropped, force=True)
+    loader = build_dataloader(
+        dict(
+            dataset=dict(type="Cropped", n=9), num_batch_per_epoch=3,
+            sampler=dict(type="DefaultSampler", shuffle=False),
+            batch_sampler=dict(type="ShortCycleBatchSampler", batch_sizes=[1, 2],
+                               crop_sizes=[8, 4]),
+            collate_fn=dict(type="pseudo_collate"),
+        )
+    )  # fmt: skip
+    assert len(loader.dataset) == 1 + 2 + 1  # three batches, each at its own size
+    assert list(loader) == [
+        {"x": [0], "crop": [8]}, {"x": [1, 4], "crop": [4, 4]}, {"x": [9], "crop": [8]}
+    ]  # fmt: skip

@@ -228,3 +228,27 @@ def test_infinite_sampler_state_dict_round_trip():
         resumed.load_state_dict({})
     with pytest.raises(TypeError, match="expects a dict"):
         resumed.load_state_dict([1])  # type: ignore[arg-type]
+
+
+def test_tagged_samplers_say_where_each_index_sits():
+    from cadence.dataset import SampleIndex
+
+    sampler = DefaultSampler(list(range(10)), shuffle=True, seed=3, rank=1, world_size=2)
+    plain = list(sampler)
+    sampler.tag_positions = True
+    sampler.set_epoch(0)
+    tagged = list(sampler)
+    assert tagged == plain and all(isinstance(i, SampleIndex) for i in tagged)
+    assert [(i.epoch, i.position) for i in tagged] == [(0, p) for p in range(5)]
+    sampler.set_epoch(4)
+    sampler.set_start_index(3)
+    assert [(i.epoch, i.position) for i in sampler] == [(4, 3), (4, 4)]
+
+    stream = InfiniteSampler(list(range(3)), seed=1, rank=0, world_size=2)
+    stream.set_start_index(5)
+    plain = list(itertools.islice(stream, 3))
+    stream.tag_positions = True
+    stream.set_start_index(5)
+    first = list(itertools.islice(stream, 3))
+    assert first == plain
+    assert [(i.epoch, i.position) for i in first] == [(0, 5), (0, 6), (0, 7)]
