@@ -47,10 +47,12 @@ class CheckInvalidLossHook(Hook):
     """Raise :class:`InvalidLossError` when a loss term is NaN/Inf.
 
     Checked after every ``interval``-th training iteration (``interval=1``:
-    every iteration); the error names the iteration (counting from 1) and the
-    offending terms with their values. A check costs one host synchronization
-    (and, with several processes, one tiny all-reduce so that every rank stops
-    at the same iteration); between checks the hook does nothing.
+    every iteration); like detectron2's anomaly check, the error (a
+    ``FloatingPointError``) names the iteration (counting from 1), epoch and
+    batch, the offending terms, and the whole loss dict with every value. A
+    check costs one host synchronization (and, with several processes, one
+    tiny all-reduce so that every rank stops at the same iteration); between
+    checks the hook does nothing.
 
     Args:
         interval: iterations between checks.
@@ -72,10 +74,26 @@ class CheckInvalidLossHook(Hook):
         if _all_finite(outputs):
             return
         bad = invalid_terms(outputs)
-        described = ", ".join(f"{key}={float(value.float().mean()):g}" for key, value in bad)
+        described = ", ".join(f"{key}={_value(value)}" for key, value in bad)
         if not bad:
-            described = f"on another rank (rank {runner.rank} is finite)"
+            described = f"on another rank (rank {getattr(runner, 'rank', 0)} is finite)"
         raise InvalidLossError(
             f"loss became NaN or infinite at iteration {runner.iter + 1} "
-            f"(epoch {runner.epoch + 1}, batch {batch_idx}): {described}"
+            f"(epoch {runner.epoch + 1}, batch {batch_idx}): {described}\n"
+            f"loss dict (rank {getattr(runner, 'rank', 0)}): {describe_outputs(outputs)}"
         )
+
+
+def _value(value: Any) -> str:
+    """One entry of a loss dict as text: its value (the mean and shape if not a scalar)."""
+    if isinstance(value, torch.Tensor):
+        number = f"{float(value.detach().float().mean()):g}"
+        return number if value.numel() == 1 else f"{number} (mean of shape {tuple(value.shape)})"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return repr(value)
+
+
+def describe_outputs(outputs: Mapping[str, Any]) -> str:
+    """Every entry of a training step's outputs with its value, as ``{key: value, ...}``."""
+    return "{" + ", ".join(f"{key}: {_value(value)}" for key, value in outputs.items()) + "}"

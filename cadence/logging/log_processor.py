@@ -60,6 +60,11 @@ class LogProcessor:
         log_with_hierarchy: keep the ``train/``, ``val/`` prefixes in tags.
         mean_pattern: keys matching it are averaged over the window; others
             show their latest value.
+
+    With several processes, a training line (on every rank) shows each loss
+    averaged over the ranks and ``data_time`` as the maximum over the ranks
+    (detectron2's convention), exchanged in one collective on logging
+    iterations only; other values are the rank's own.
     """
 
     def __init__(
@@ -115,7 +120,7 @@ class LogProcessor:
         custom = self._resolve_windows(runner, batch_idx, self.custom_cfg)
         log_tag = self._collect_scalars(custom, runner, mode)
         if mode == "train":
-            averaged = self._mean_over_ranks(runner, log_tag)
+            averaged = self._reduce_over_ranks(runner, log_tag)
             log_tag.update(averaged)
         else:
             averaged = {}
@@ -265,12 +270,20 @@ class LogProcessor:
             if key.startswith(prefix)
         }
 
-    def _mean_over_ranks(self, runner: Any, values: dict[str, Any]) -> dict[str, float]:
-        """Average the loss entries of ``values`` over ranks with one all_reduce."""
+    def _reduce_over_ranks(self, runner: Any, values: dict[str, Any]) -> dict[str, float]:
+        """Losses averaged and ``data_time`` maximised over ranks, with one collective.
+
+        As detectron2's trainer reports them: the mean loss of the global
+        batch, and the data time of the slowest rank (the one everybody
+        waits for). Called on logging iterations only, by every rank; every
+        rank must log the same loss keys. Other values stay per rank.
+        """
         if getattr(runner, "world_size", 1) <= 1:
             return {}
-        keys = sorted(k for k, v in values.items() if "loss" in k and isinstance(v, (int, float)))
-        if not keys:
+        numeric = {k: v for k, v in values.items() if isinstance(v, (int, float))}
+        means = sorted(k for k in numeric if "loss" in k)
+        maxima = sorted(k for k in numeric if k == "data_time")
+        if not means and not maxima:
             return {}
         import torch
         import torch.distributed as dist
@@ -280,10 +293,13 @@ class LogProcessor:
         device = torch.device("cpu")
         if dist.get_backend() == "nccl":
             device = torch.device("cuda", torch.cuda.current_device())
-        stacked = torch.tensor([float(values[k]) for k in keys], dtype=torch.float64, device=device)
-        dist.all_reduce(stacked)
-        stacked /= dist.get_world_size()
-        return dict(zip(keys, stacked.tolist()))
+        keys = means + maxima
+        local = torch.tensor([float(numeric[k]) for k in keys], dtype=torch.float64, device=device)
+        gathered = [torch.empty_like(local) for _ in range(dist.get_world_size())]
+        dist.all_gather(gathered, local)
+        table = torch.stack(gathered)  # (ranks, keys)
+        reduced = torch.cat([table[:, : len(means)].mean(0), table[:, len(means) :].amax(0)])
+        return dict(zip(keys, reduced.tolist()))
 
 
 def _has_train_loop(runner: Any) -> bool:

@@ -6,13 +6,23 @@ from collections.abc import Mapping
 from typing import Any
 
 import torch
+import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from ..registry import MODEL_WRAPPERS, STRATEGIES
+from ..utils import did_you_mean
 from .distributed import DistributedStrategy
 
-COMM_HOOKS = ("fp16_compress", "bf16_compress", "allreduce")
+#: ``comm_hook`` names -> the hook of ``torch.distributed.algorithms.ddp_comm_hooks.default_hooks``
+#: (``None``: DDP's built-in all-reduce).
+COMM_HOOKS: dict[str, str | None] = {
+    "fp16": "fp16_compress_hook",
+    "fp16_compress": "fp16_compress_hook",
+    "bf16": "bf16_compress_hook",
+    "bf16_compress": "bf16_compress_hook",
+    "allreduce": None,
+}
 
 
 @MODEL_WRAPPERS.register_module(name=["CadenceDistributedDataParallel",
@@ -53,8 +63,15 @@ class DDPStrategy(DistributedStrategy):
     Args:
         sync_bn: convert BatchNorm layers to SyncBatchNorm (``'torch'`` or True).
         find_unused_parameters / broadcast_buffers / static_graph: passed to DDP.
-        comm_hook: ``'fp16_compress'`` or ``'bf16_compress'`` to halve the bytes
-            sent for gradients, or None.
+        comm_hook: ``'fp16'`` (alias ``'fp16_compress'``) or ``'bf16'`` (alias
+            ``'bf16_compress'``) to send gradients in half precision (half the
+            bytes; detectron2's ``create_ddp_model(fp16_compression=True)``):
+            each bucket is cast, divided by the world size, all-reduced and cast
+            back, so gradients carry half-precision rounding (torch's
+            ``fp16_compress_hook``/``bf16_compress_hook``; torch's bf16 hook
+            refuses builds without NCCL, so backends other than NCCL get
+            :func:`bf16_average_hook`, which does the same). ``None`` or
+            ``'allreduce'``: full-precision all-reduce.
         **ddp_kwargs: any other ``DistributedDataParallel`` argument.
     """
 
@@ -69,9 +86,11 @@ class DDPStrategy(DistributedStrategy):
         **ddp_kwargs: Any,
     ) -> None:
         super().__init__(device)
-        if comm_hook not in (None, *COMM_HOOKS):
-            raise ValueError(f"DDPStrategy.comm_hook must be one of {COMM_HOOKS} or None, "
-                             f"got {comm_hook!r}")  # fmt: skip
+        if comm_hook is not None and comm_hook not in COMM_HOOKS:
+            raise ValueError(
+                f"DDPStrategy.comm_hook must be one of {', '.join(map(repr, COMM_HOOKS))} or "
+                f"None, got {comm_hook!r}.{did_you_mean(str(comm_hook), COMM_HOOKS)}"
+            )
         self.sync_bn = sync_bn
         self.comm_hook = comm_hook
         self.ddp_kwargs = dict(
@@ -88,9 +107,37 @@ class DDPStrategy(DistributedStrategy):
             return model  # nothing to synchronise (e.g. evaluation of a frozen model)
         device_ids = [self.device.index] if self.device.type == "cuda" else None
         wrapped = CadenceDistributedDataParallel(model, device_ids=device_ids, **self.ddp_kwargs)
-        if self.comm_hook is not None and self.comm_hook != "allreduce":
-            from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
-
-            hook = getattr(default_hooks, f"{self.comm_hook}_hook")
-            wrapped.register_comm_hook(state=None, hook=hook)
+        hook_name = COMM_HOOKS.get(self.comm_hook) if self.comm_hook is not None else None
+        if hook_name is not None:
+            wrapped.register_comm_hook(state=None, hook=_comm_hook(hook_name))
         return wrapped
+
+
+def _comm_hook(name: str) -> Any:
+    """torch's hook ``name``; on backends other than NCCL a gloo-capable bf16 hook."""
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+    if name == "bf16_compress_hook" and dist.get_backend() != "nccl":
+        return bf16_average_hook  # torch's refuses CPU-only builds; gloo sums bf16 fine
+    return getattr(default_hooks, name)
+
+
+def bf16_average_hook(state: Any, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+    """DDP comm hook: all-reduce a gradient bucket in bfloat16, averaged, then write it back."""
+    group = state if state is not None else dist.group.WORLD
+    buffer = bucket.buffer()
+    compressed = buffer.to(torch.bfloat16).div_(dist.get_world_size(group))
+    future = dist.all_reduce(compressed, group=group, async_op=True).get_future()
+
+    def write_back(done: torch.futures.Future[Any]) -> torch.Tensor:
+        buffer.copy_(done.value()[0])
+        return buffer
+
+    return future.then(write_back)
+
+
+# DDP checks the hook's annotations as objects, not the strings of postponed evaluation
+bf16_average_hook.__annotations__ = {
+    "state": Any, "bucket": getattr(dist, "GradBucket", Any),  # absent without distributed
+    "return": torch.futures.Future[torch.Tensor],
+}  # fmt: skip

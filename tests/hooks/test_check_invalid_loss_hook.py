@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -55,10 +56,37 @@ def train(tmp_path, nan_from: int, interval: int) -> Runner:
 def test_every_iteration_check_names_the_iteration_and_term(tmp_path):
     with pytest.raises(InvalidLossError) as info:
         train(tmp_path, nan_from=11, interval=1)
+    assert isinstance(info.value, FloatingPointError)  # what detectron2 raises
     message = str(info.value)
     assert "iteration 11 " in message and "epoch 2, batch 2" in message
-    assert "loss_bbox=nan" in message and "loss=nan" in message
-    assert "loss_cls" not in message  # still finite at the failing step
+    head, loss_dict = message.split("\n")
+    assert "loss_bbox=nan" in head and "loss=nan" in head
+    assert "loss_cls" not in head  # still finite at the failing step: not blamed
+    # ... but the whole loss dict is there, every term with its value
+    match = re.fullmatch(r"loss dict \(rank 0\): \{(.*)\}", loss_dict)
+    assert match is not None, loss_dict
+    entries = dict(item.split(": ") for item in match.group(1).split(", "))
+    assert set(entries) == {"loss_cls", "loss_bbox", "loss"}
+    assert entries["loss_bbox"] == "nan" and entries["loss"] == "nan"
+    assert math.isfinite(float(entries["loss_cls"])) and float(entries["loss_cls"]) > 0
+
+
+def test_message_lists_every_entry_with_its_value():
+    runner = SimpleNamespace(iter=41, epoch=3, rank=0)
+    outputs = {
+        "loss_cls": torch.tensor(0.25),
+        "loss_box": torch.tensor([math.inf, 1.0]),
+        "acc": torch.tensor(87.5),
+        "loss": torch.tensor(math.inf),
+    }
+    with pytest.raises(FloatingPointError) as info:
+        CheckInvalidLossHook(interval=1).after_train_iter(runner, 5, outputs=outputs)
+    message = str(info.value)
+    assert message.startswith("loss became NaN or infinite at iteration 42 (epoch 4, batch 5)")
+    assert message.endswith(
+        "loss dict (rank 0): {loss_cls: 0.25, loss_box: inf (mean of shape (2,)), "
+        "acc: 87.5, loss: inf}"
+    )
 
 
 def test_interval_checks_only_every_nth_iteration(tmp_path):
@@ -93,6 +121,7 @@ def _check_on_each_rank() -> str:
 def test_every_rank_stops_when_one_rank_has_an_invalid_loss():
     rank0, rank1 = run_distributed(_check_on_each_rank, world_size=2, timeout=30)
     assert "iteration 3 " in rank0 and "on another rank (rank 0 is finite)" in rank0
+    assert "loss dict (rank 0): {loss: 0.5}" in rank0
     assert "iteration 3 " in rank1 and "loss=nan" in rank1
 
 

@@ -1,0 +1,137 @@
+"""What a run logs and saves when it starts (detectron2's ``default_setup``).
+
+After the strategy has set up processes, seeds and cuDNN flags, the runner
+calls :func:`default_setup`, which logs
+
+* this process's rank, local rank, world size and device,
+* the environment (Python, platform, torch, CUDA, cadence, git hash),
+* the command line (``sys.argv``),
+* the seed (and this rank's seed with ``randomness.diff_rank_seed``), the
+  deterministic and cuDNN benchmark flags in effect (``env_cfg.cudnn_benchmark``),
+* the content of the config file as written (syntax-highlighted where the log
+  goes to a terminal, plain text in log files and pipes),
+* the full resolved config, which rank 0 also saves into the work dir as
+  ``<config stem>.py``.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import shlex
+import sys
+from typing import Any
+
+import torch
+
+from .env_info import collect_env, format_env
+
+
+def _is_terminal(handler: logging.Handler) -> bool:
+    stream = getattr(handler, "stream", None)
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except (ValueError, OSError):  # closed stream
+        return False
+
+
+def highlight_python(text: str) -> str:
+    """``text`` with ANSI colours for Python syntax (rich), or unchanged if rich fails."""
+    try:
+        from rich.console import Console
+        from rich.syntax import Syntax
+    except ImportError:  # pragma: no cover - rich is a dependency
+        return text
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, color_system="256", width=10_000)
+    console.print(Syntax(text, "python", theme="ansi_dark", background_color="default"), end="")
+    return buffer.getvalue().rstrip("\n") + ("\n" if text.endswith("\n") else "")
+
+
+def _handlers(logger: logging.Logger) -> list[logging.Handler]:
+    """The handlers a record of ``logger`` reaches (its own, then its ancestors')."""
+    found: list[logging.Handler] = []
+    current: logging.Logger | None = logger
+    while current is not None:
+        found.extend(current.handlers)
+        current = current.parent if current.propagate else None
+    return found
+
+
+def log_code(logger: logging.Logger, header: str, code: str) -> None:
+    """Log ``header`` and Python ``code``: highlighted for terminal handlers, plain elsewhere."""
+    if not logger.isEnabledFor(logging.INFO):
+        return
+    plain = logger.makeRecord(logger.name, logging.INFO, __file__, 0, f"{header}\n{code}", (), None)
+    colored: logging.LogRecord | None = None
+    for handler in _handlers(logger):
+        if logging.INFO < handler.level:
+            continue
+        record = plain
+        if _is_terminal(handler):
+            if colored is None:
+                colored = logger.makeRecord(
+                    logger.name, logging.INFO, __file__, 0,
+                    f"{header}\n{highlight_python(code)}", (), None,
+                )  # fmt: skip
+            record = colored
+        handler.handle(record)
+
+
+def _seed_line(runner: Any) -> str:
+    randomness = dict(getattr(runner, "randomness_cfg", None) or {})
+    seed = runner.seed
+    line = f"Seed: {seed}"
+    if randomness.get("diff_rank_seed") and seed is not None:
+        line += f" (rank {runner.rank} uses {seed + runner.rank}: diff_rank_seed)"
+    line += (
+        f"    deterministic: {bool(randomness.get('deterministic', False))}"
+        f"    cudnn_benchmark: {bool(torch.backends.cudnn.benchmark)}"
+    )
+    return line
+
+
+def config_file_text(cfg: Any) -> tuple[str, str] | None:
+    """``(path, content)`` of the file ``cfg`` was loaded from, or None."""
+    path = getattr(cfg, "filename", None)
+    if not path or not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as file:
+        return path, file.read()
+
+
+def default_setup(runner: Any) -> str:
+    """Log how this run starts and save its resolved config; return the config's text.
+
+    ``runner`` must have its logger, visualizer and strategy set up.
+    """
+    logger = runner.logger
+    strategy = runner.strategy
+    logger.info(
+        f"Rank {runner.rank} of world size {runner.world_size} "
+        f"(local rank {getattr(strategy, 'local_rank', 0)}), device {strategy.device}, "
+        f"strategy {type(strategy).__name__}, experiment {runner.experiment_name}"
+    )
+    logger.info("Environment:\n" + format_env(collect_env(os.getcwd())))
+    logger.info("Command line: " + shlex.join(sys.argv))
+    logger.info(_seed_line(runner))
+    cfg = runner.cfg
+    if not len(cfg):
+        return ""
+    source = config_file_text(cfg)
+    if source is not None:
+        log_code(logger, f"Config file {source[0]}:", source[1])
+    text = str(cfg.pretty_text)
+    log_code(logger, "Config:", text)
+    if runner.rank == 0:
+        stem = os.path.splitext(os.path.basename(cfg.filename or "config"))[0]
+        path = os.path.join(runner.work_dir, f"{stem}.py")
+        cfg.dump(path)
+        logger.info(f"Full config saved to {path}")
+    runner.visualizer.add_config(cfg)
+    return text
+
+
+__all__ = ["config_file_text", "default_setup", "highlight_python", "log_code"]
