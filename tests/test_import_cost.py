@@ -32,3 +32,25 @@ def test_loading_a_config_does_not_import_the_dump_formatter(tmp_path):
     cfg.write_text("model = dict(type='Net', depth=3)\n")
     loaded = _modules_after(f"from cadence.config import Config\nConfig.fromfile({str(cfg)!r})")
     assert "yapf" not in loaded and "torch" not in loaded
+
+
+#: Optional or heavy packages that importing the runner must not pull in.
+OPTIONAL_FOR_RUNNER = (
+    "deepspeed", "tensorboard", "wandb", "mlflow", "matplotlib", "sklearn", "sympy", "rich",
+    "yapf", "pandas", "scipy", "PIL",
+)  # fmt: skip
+
+
+def test_importing_the_runner_pulls_in_no_optional_package():
+    loaded = _modules_after("from cadence.runner import Runner\nimport cadence\ncadence.Runner")
+    assert "torch" in loaded  # the probe really imported the runner
+    assert not loaded & set(OPTIONAL_FOR_RUNNER), sorted(loaded & set(OPTIONAL_FOR_RUNNER))
+
+
+def test_building_a_runner_pulls_in_no_optional_package(tmp_path):
+    code = (
+        "from cadence.runner import Runner\n"
+        f"Runner(model=dict(type='Net'), work_dir={str(tmp_path)!r})"
+    )
+    loaded = _modules_after(code)
+    assert not loaded & set(OPTIONAL_FOR_RUNNER), sorted(loaded & set(OPTIONAL_FOR_RUNNER))

@@ -104,7 +104,11 @@ class LoggerHook(Hook):
         self._bar = ProgressBar() if show else None
 
     def after_run(self, runner: Any) -> None:
+        """Stop the bar and close the visualizer (its backends reopen if the runner logs again)."""
         self._stop_bar()
+        close = getattr(getattr(runner, "visualizer", None), "close", None)
+        if callable(close):
+            close()
 
     def before_train(self, runner: Any) -> None:
         self._setup_train(runner)

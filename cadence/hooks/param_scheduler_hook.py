@@ -28,7 +28,11 @@ class ParamSchedulerHook(Hook):
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
-        for scheduler in _all(runner.param_schedulers):
+        schedulers = runner.param_schedulers
+        if not schedulers:
+            return
+        # a plain list is walked as it is: no new list per iteration
+        for scheduler in schedulers if type(schedulers) is list else _all(schedulers):
             if not scheduler.by_epoch:
                 scheduler.step()
 

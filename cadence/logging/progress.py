@@ -54,12 +54,13 @@ def wants_bar(mode: str, rank: int = 0, stream: Any = None) -> bool:
     return mode == "bar" or is_terminal(stream)
 
 
-def _stop_live_bars() -> None:
+def stop_live_bars() -> None:
+    """Stop every bar still shown (the terminal gets its cursor and plain lines back)."""
     for bar in list(_live_bars):
         bar.stop()
 
 
-atexit.register(_stop_live_bars)  # give the cursor back if a run dies with a bar shown
+atexit.register(stop_live_bars)  # give the cursor back if a run dies with a bar shown
 
 
 def _default_console() -> Any:

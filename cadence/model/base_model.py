@@ -24,6 +24,10 @@ def parse_losses(
     detached tensors, ``'loss'`` (the total) first, then each entry; nothing
     is copied to the host here.
     """
+    if type(losses) is dict and len(losses) == 1:  # fast path: just ``{'loss': scalar}``
+        value = losses.get("loss")
+        if type(value) is torch.Tensor and value.dim() == 0:
+            return value, OrderedDict(loss=value.detach())
     if not isinstance(losses, dict):
         raise TypeError(
             f"the forward pass in 'loss' mode must return a dict of losses, got "

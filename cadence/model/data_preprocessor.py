@@ -40,6 +40,8 @@ class BaseDataPreprocessor(nn.Module):
         non_blocking: copy host tensors asynchronously (useful with pinned memory).
     """
 
+    _host: bool  # whether batches go to the host (set with the device)
+
     def __init__(self, non_blocking: bool = False) -> None:
         super().__init__()
         self._non_blocking = bool(non_blocking)
@@ -56,11 +58,15 @@ class BaseDataPreprocessor(nn.Module):
         Dicts, lists, tuples and named tuples are rebuilt with the same type;
         strings, bytes, None and other objects are returned as they are.
         """
+        if type(data) is dict:  # the common batch: a plain dict, often of tensors
+            return {key: self._cast_item(value) for key, value in data.items()}
         if isinstance(data, torch.Tensor):
+            if type(data) is torch.Tensor and self._host and data.is_cpu:
+                return data
             return data.to(self._device, non_blocking=self._non_blocking)
         if isinstance(data, Mapping):
             moved = {key: self.cast_data(value) for key, value in data.items()}
-            return moved if type(data) is dict else _rebuild_mapping(data, moved)
+            return _rebuild_mapping(data, moved)
         if isinstance(data, (str, bytes)) or data is None:
             return data
         if isinstance(data, tuple) and hasattr(data, "_fields"):  # named tuple
@@ -73,6 +79,20 @@ class BaseDataPreprocessor(nn.Module):
                 return to(self._device, non_blocking=True)
             return to(self._device)
         return data
+
+    def _cast_item(self, value: Any) -> Any:
+        if type(value) is torch.Tensor and self._host and value.is_cpu:
+            return value  # ``.to`` would return it too, through the dispatcher
+        return self.cast_data(value)
+
+    @property
+    def _device(self) -> torch.device:
+        return self.__dict__["_target"]
+
+    @_device.setter
+    def _device(self, device: torch.device) -> None:
+        self.__dict__["_target"] = device
+        self.__dict__["_host"] = device.type == "cpu"
 
     def forward(self, data: Any, training: bool = False) -> Any:
         """Move ``data`` to :attr:`device`; subclasses add batch transforms."""

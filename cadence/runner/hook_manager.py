@@ -2,11 +2,42 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..hooks import Hook, get_priority
 from ..registry import HOOKS
+
+#: Argument names of the stages the loops call by position, in order.
+POSITIONAL_ARGS = {
+    "before_train_iter": ("batch_idx", "data_batch"),
+    "after_train_iter": ("batch_idx", "data_batch", "outputs"),
+    "before_val_iter": ("batch_idx", "data_batch"),
+    "after_val_iter": ("batch_idx", "data_batch", "outputs"),
+    "before_test_iter": ("batch_idx", "data_batch"),
+    "after_test_iter": ("batch_idx", "data_batch", "outputs"),
+}
+
+
+def _positional_call(fn: Callable[..., Any], names: tuple[str, ...]) -> Callable[..., Any]:
+    """``fn`` itself when it takes ``names`` by position after the runner, else an
+    adapter passing them by keyword (a user hook may declare ``(runner, **kwargs)``)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if len(params) > len(names) and all(p.kind in positional for p in params[: len(names) + 1]):
+        if [p.name for p in params[1 : len(names) + 1]] == list(names):
+            return fn
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return fn
+
+    def by_keyword(runner: Any, *args: Any) -> Any:
+        return fn(runner, **dict(zip(names, args)))
+
+    return by_keyword
 
 
 class _Entry:
@@ -26,6 +57,10 @@ class HookManager:
     def __init__(self) -> None:
         self._hooks: list[tuple[int, int, str, Hook]] = []
         self._table: dict[str, list[_Entry]] = {stage: [] for stage in Hook.stages}
+        self._calls: dict[str, tuple[Callable[..., Any], ...]] = {s: () for s in Hook.stages}
+        self._positional: dict[str, tuple[Callable[..., Any], ...]] = {
+            s: () for s in POSITIONAL_ARGS
+        }
 
     def __len__(self) -> int:
         return len(self._hooks)
@@ -70,23 +105,47 @@ class HookManager:
         for priority, _, name, hook in self._hooks:
             for stage in hook.implemented_stages():
                 self._table[stage].append(_Entry(name, hook, priority, getattr(hook, stage)))
+        self._calls = {
+            stage: tuple(e.fn for e in entries) for stage, entries in self._table.items()
+        }
+        self._positional = {
+            stage: tuple(_positional_call(e.fn, names) for e in self._table[stage])
+            for stage, names in POSITIONAL_ARGS.items()
+        }
 
     def call(self, stage: str, runner: Any, **kwargs: Any) -> None:
         """Run ``stage`` on every hook that implements it; errors name hook and stage."""
-        entries = self._table.get(stage)
-        if entries is None:
+        calls = self._calls.get(stage)
+        if calls is None:
             from ..utils import did_you_mean
 
             raise ValueError(f"unknown hook stage '{stage}'.{did_you_mean(stage, Hook.stages)}")
-        entry = None
+        fn = None
         try:
-            for entry in entries:
-                entry.fn(runner, **kwargs)
+            for fn in calls:
+                fn(runner, **kwargs)
         except Exception as exc:
-            if entry is not None and hasattr(exc, "add_note"):
-                exc.add_note(f"raised by hook '{entry.name}' ({type(entry.hook).__name__}) "
-                             f"at stage '{stage}'")  # fmt: skip
+            self._name_culprit(exc, stage, fn)
             raise
+
+    def call_positional(self, stage: str, runner: Any, *args: Any) -> None:
+        """:meth:`call` with the stage's arguments by position (``batch_idx, data_batch,
+        outputs`` for iterations), which spares repacking keywords on every hook.
+        Hooks whose method does not take them by position get them by keyword."""
+        calls = self._positional[stage]
+        fn = None
+        try:
+            for fn in calls:
+                fn(runner, *args)
+        except Exception as exc:
+            self._name_culprit(exc, stage, self._calls[stage][calls.index(fn)])
+            raise
+
+    def _name_culprit(self, exc: BaseException, stage: str, fn: Any) -> None:
+        entry = next((e for e in self._table.get(stage, ()) if e.fn == fn), None)
+        if entry is not None and hasattr(exc, "add_note"):
+            exc.add_note(f"raised by hook '{entry.name}' ({type(entry.hook).__name__}) "
+                         f"at stage '{stage}'")  # fmt: skip
 
     def describe(self) -> str:
         """For each stage, the hooks that run there in order, with priorities."""

@@ -7,21 +7,23 @@ schedulers are built by the packages that define them.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import difflib
 import os
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from torch import nn
 
 from ..config import Config
 from ..registry import LOG_PROCESSORS, LOOPS, RUNNERS, STRATEGIES, VISUALIZERS, set_default_scope
+from .auto_scale import apply_auto_scale_workers, check_auto_scale_workers
 from .checkpointing import CheckpointMixin
-from .env_info import collect_env, format_env
 from .hook_manager import HookManager, as_list, merge_default_hooks
+from .setup import default_setup
 
 #: Top-level config keys the runner reads (mmengine's Runner/FlexibleRunner keys).
 RUNNER_KEYS = (
@@ -29,7 +31,7 @@ RUNNER_KEYS = (
     "train_cfg", "val_cfg", "test_cfg", "auto_scale_lr", "optim_wrapper", "param_scheduler",
     "val_evaluator", "test_evaluator", "default_hooks", "custom_hooks", "data_preprocessor",
     "load_from", "resume", "launcher", "env_cfg", "log_processor", "log_level", "visualizer",
-    "default_scope", "randomness", "experiment_name", "strategy", "compile",
+    "default_scope", "randomness", "experiment_name", "strategy", "compile", "auto_scale_workers",
 )  # fmt: skip
 
 DEFAULT_HOOKS = {
@@ -50,6 +52,18 @@ _TRIPLES = {
 
 def _plain(value: Any) -> Any:
     return copy.deepcopy(value)
+
+
+@contextlib.contextmanager
+def _bars_stopped_on_error() -> Iterator[None]:
+    """Stop live progress bars when a loop raises, so the error prints on a sane terminal."""
+    try:
+        yield
+    except BaseException:
+        from ..logging.progress import stop_live_bars
+
+        stop_live_bars()
+        raise
 
 
 @RUNNERS.register_module()
@@ -92,6 +106,7 @@ class Runner(CheckpointMixin):
         cfg: Config | Mapping[str, Any] | None = None,
         strategy: Any = None,
         compile: bool | Mapping[str, Any] = False,
+        auto_scale_workers: Mapping[str, Any] | None = None,
     ) -> None:
         given = dict(
             train_dataloader=train_dataloader, train_cfg=train_cfg, optim_wrapper=optim_wrapper,
@@ -117,6 +132,8 @@ class Runner(CheckpointMixin):
         self._given = given
         self._param_scheduler_cfg = param_scheduler
         self._auto_scale_lr = dict(auto_scale_lr or {})
+        self._auto_scale_workers = dict(auto_scale_workers or {})
+        check_auto_scale_workers(self._auto_scale_workers)
         self._default_hooks = default_hooks
         self._custom_hooks = as_list(custom_hooks)
         self._load_from = load_from
@@ -204,24 +221,10 @@ class Runner(CheckpointMixin):
         cfg = dict(self._log_processor_cfg)
         cfg.setdefault("type", "LogProcessor")
         self.log_processor = LOG_PROCESSORS.build(cfg, key_path="log_processor")
+        apply_auto_scale_workers(self, self._auto_scale_workers)  # before anything is built
         self._register_hooks()
-        self.logger.info("Environment:\n" + format_env(collect_env(os.getcwd())))
-        strategy = f"{type(self.strategy).__name__} on {self.strategy.device}"
-        self.logger.info(
-            f"Seed: {self.seed}    Experiment: {self._experiment_name}    "
-            f"Strategy: {strategy}, world size {self.world_size}"
-        )
-        if len(self._cfg):
-            self._cfg_text = self._cfg.pretty_text
-            self.logger.info("Config:\n" + self._cfg_text)
-            if self.rank == 0:
-                self._cfg.dump(os.path.join(self._work_dir, f"{self._cfg_stem()}.py"))
-            self.visualizer.add_config(self._cfg)
+        self._cfg_text = default_setup(self)
         self.logger.info("Hooks:\n" + self._hooks.describe())
-
-    def _cfg_stem(self) -> str:
-        name = self._cfg.filename
-        return os.path.splitext(os.path.basename(name))[0] if name else "config"
 
     def _sync_timestamp(self) -> str:
         stamp = time.strftime("%Y%m%d_%H%M%S", time.localtime())
@@ -257,6 +260,10 @@ class Runner(CheckpointMixin):
     def call_hook(self, fn_name: str, **kwargs: Any) -> None:
         """Call stage ``fn_name`` on every hook that implements it."""
         self._hooks.call(fn_name, self, **kwargs)
+
+    def call_hook_positional(self, fn_name: str, *args: Any) -> None:
+        """:meth:`call_hook` with the stage's arguments by position (for per-iteration stages)."""
+        self._hooks.call_positional(fn_name, self, *args)
 
     def describe_hooks(self) -> str:
         """For each stage, the hooks that run there, in order."""
@@ -338,8 +345,9 @@ class Runner(CheckpointMixin):
         self.optim_wrapper.initialize_count_status(
             self.model, self._train_loop.iter, self._train_loop.max_iters
         )
-        model = self._train_loop.run()
+        model = self._run_loop(self._train_loop)
         self.call_hook("after_run")
+        self.wait_for_checkpoint()
         return model
 
     def val(self) -> dict[str, Any]:
@@ -358,9 +366,22 @@ class Runner(CheckpointMixin):
         self._prepare(train=False)
         self.call_hook("before_run")
         self.load_or_resume()
-        metrics = getattr(self, attr).run()
+        metrics = self._run_loop(getattr(self, attr))
         self.call_hook("after_run")
+        self.wait_for_checkpoint()
         return metrics
+
+    def _run_loop(self, loop: Any) -> Any:
+        """Run ``loop``; if it raises, still let a background checkpoint write finish."""
+        try:
+            with _bars_stopped_on_error():
+                return loop.run()
+        except BaseException:
+            try:
+                self.wait_for_checkpoint()
+            except Exception as exc:  # the loop's error is the one to report
+                self.logger.error(f"the background checkpoint write failed too: {exc}")
+            raise
 
     def _init_weights(self) -> None:
         init = getattr(self.strategy.unwrap(self.model), "init_weights", None)

@@ -80,6 +80,8 @@ class MLflowVisBackend(BaseVisBackend):
         self._tracked_config_keys = tracked_config_keys
         self._artifact_location = artifact_location
         self._mlflow: Any = None
+        self._run_id: str | None = None
+        self._closed_run_id: str | None = None
         self._work_dir: str | None = None
         self._store_dir: str | None = None  # artifacts of the local store: not re-uploaded
 
@@ -105,7 +107,12 @@ class MLflowVisBackend(BaseVisBackend):
             mlflow.create_experiment(name, artifact_location=location)
         mlflow.set_experiment(name)
         nested = mlflow.active_run() is not None
-        mlflow.start_run(run_name=self._run_name, tags=self._tags or None, nested=nested)
+        if self._closed_run_id is not None:  # reopened after close(): continue that run
+            mlflow.start_run(run_id=self._closed_run_id, nested=nested)
+            self._mlflow = mlflow
+            return
+        run = mlflow.start_run(run_name=self._run_name, tags=self._tags or None, nested=nested)
+        self._run_id = getattr(getattr(run, "info", None), "run_id", None)
         if self._params:
             mlflow.log_params(self._params)
         self._mlflow = mlflow
@@ -187,11 +194,12 @@ class MLflowVisBackend(BaseVisBackend):
         return found
 
     def close(self) -> None:
-        """Upload the work dir's artifact files and end the run."""
+        """Upload the work dir's artifact files and end the run; a later write resumes it."""
         if self._mlflow is None:
             return
         for path, folder in self._artifact_files():
             self._mlflow.log_artifact(path, None if folder == "." else folder)
         self._mlflow.end_run()
+        self._closed_run_id = self._run_id
         self._mlflow = None
         self._env_ready = False

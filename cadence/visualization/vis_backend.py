@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import IO, Any
 
 from ..registry import VISBACKENDS
 from .image import write_png
@@ -141,6 +141,7 @@ class LocalVisBackend(BaseVisBackend):
         self._img_save_dir = os.path.join(self._save_dir, img_save_dir)
         self._config_save_file = os.path.join(self._save_dir, config_save_file)
         self._scalar_save_file = os.path.join(self._save_dir, scalar_save_file)
+        self._files: dict[str, IO[str]] = {}  # open scalar logs by path
 
     def _init_env(self) -> None:
         os.makedirs(self._save_dir, exist_ok=True)
@@ -197,7 +198,16 @@ class LocalVisBackend(BaseVisBackend):
             self._append(record, extra)
         self._append(record, self._scalar_save_file)
 
-    @staticmethod
-    def _append(record: dict[str, Any], path: str) -> None:
-        with open(path, "a", encoding="utf-8") as file:
-            file.write(json.dumps(record) + "\n")
+    def _append(self, record: dict[str, Any], path: str) -> None:
+        """Write one JSON line, flushed; the file stays open for the next one."""
+        file = self._files.get(path)
+        if file is None or file.closed:
+            file = self._files[path] = open(path, "a", encoding="utf-8")  # noqa: SIM115
+        file.write(json.dumps(record) + "\n")
+        file.flush()
+
+    def close(self) -> None:
+        """Close the scalar logs; a later write reopens them and appends."""
+        files, self._files = self._files, {}
+        for file in files.values():
+            file.close()

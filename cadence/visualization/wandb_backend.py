@@ -67,6 +67,7 @@ class WandbVisBackend(BaseVisBackend):
         self._watch_kwargs = dict(watch_kwargs or {})
         self._wandb: Any = None
         self._run: Any = None
+        self._closed_run_id: str | None = None
 
     def _init_env(self) -> None:
         try:
@@ -79,6 +80,9 @@ class WandbVisBackend(BaseVisBackend):
         os.makedirs(self._save_dir, exist_ok=True)
         kwargs = dict(self._init_kwargs)
         kwargs.setdefault("dir", self._save_dir)
+        if self._closed_run_id is not None:  # reopened after close(): continue that run
+            kwargs.setdefault("id", self._closed_run_id)
+            kwargs.setdefault("resume", "allow")
         self._run = wandb.init(**kwargs)
         self._wandb = wandb
         cfg = self._define_metric_cfg
@@ -136,8 +140,9 @@ class WandbVisBackend(BaseVisBackend):
         self._run.log({key: to_json_value(v) for key, v in values.items()}, commit=self._commit)
 
     def close(self) -> None:
-        """Finish the run (uploads what is pending unless offline)."""
+        """Finish the run (uploads what is pending unless offline); a later write resumes it."""
         if self._run is not None:
+            self._closed_run_id = getattr(self._run, "id", None)
             self._run.finish()
             self._run = None
             self._env_ready = False

@@ -133,6 +133,20 @@ def test_parse_losses_with_a_term_named_loss():
     assert list(log_vars) == ["loss", "loss_aux"] and log_vars["loss"].item() == 3.0
 
 
+def test_parse_losses_single_scalar_loss_matches_the_general_rule():
+    weight = torch.tensor(2.0, requires_grad=True)
+    loss = weight * 3.0
+    total, log_vars = parse_losses({"loss": loss})
+    assert total is loss  # nothing recomputed: the total is the loss itself
+    assert list(log_vars) == ["loss"] and type(log_vars) is OrderedDict
+    assert log_vars["loss"].item() == 6.0 and not log_vars["loss"].requires_grad
+    # a one-element loss that is not 0-dim still goes through the mean
+    total, log_vars = parse_losses({"loss": torch.tensor([4.0, 2.0])})
+    assert total.item() == 3.0 and log_vars["loss"].item() == 3.0
+    with pytest.raises(ValueError, match="'loss' in its name"):
+        parse_losses({"acc": torch.tensor(1.0)})
+
+
 def test_parse_losses_errors_name_the_key():
     with pytest.raises(TypeError, match="'loss_x' must be a tensor or a non-empty list"):
         parse_losses({"loss_x": 1.0})

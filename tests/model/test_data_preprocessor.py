@@ -47,6 +47,19 @@ def test_cast_data_moves_tensors_and_keeps_structure():
     assert data["inputs"][0].device.type == "cpu"  # input left untouched
 
 
+def test_host_batches_pass_through_and_follow_device_changes():
+    preprocessor = BaseDataPreprocessor()
+    inputs, labels = torch.ones(2, 3), torch.tensor([0, 1])
+    out = preprocessor({"inputs": inputs, "data_samples": labels})
+    assert out["inputs"] is inputs and out["data_samples"] is labels  # already there
+    assert preprocessor.cast_data(inputs) is inputs
+    preprocessor.to("meta")
+    assert preprocessor({"inputs": inputs})["inputs"].device.type == "meta"
+    assert preprocessor.cast_data(inputs).device.type == "meta"
+    preprocessor.cpu()
+    assert preprocessor({"inputs": inputs})["inputs"] is inputs
+
+
 def test_non_blocking_reaches_objects_with_to():
     sample = Sample()
     BaseDataPreprocessor(non_blocking=True).cast_data([sample])

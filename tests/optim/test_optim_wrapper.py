@@ -372,6 +372,17 @@ def test_no_sync_never_used_without_accumulation():
     assert model.entered == []
 
 
+def test_context_without_accumulation_is_one_reusable_no_op():
+    model = _NoSyncRecorder()
+    wrapper = OptimWrapper(_sgd(model))
+    first = wrapper.optim_context(model)
+    assert wrapper.optim_context(model) is first  # nothing allocated per iteration
+    with first:
+        with wrapper.optim_context(model):  # re-entrant
+            pass
+    assert model.entered == []
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -104,3 +104,76 @@ def test_describe_lists_stages_in_order_and_state_round_trip():
     memory.count = 0
     manager.load_state_dict(state)
     assert memory.count == 3
+
+
+def test_positional_calls_reach_the_same_hooks_and_name_the_culprit():
+    seen: list[tuple] = []
+
+    class Iter(Hook):
+        def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+            seen.append((runner, batch_idx, data_batch, outputs))
+
+    class Boom(Hook):
+        def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+            raise KeyError("bad")
+
+    manager = HookManager()
+    manager.register(Iter(), name="first")
+    manager.call_positional("after_train_iter", "runner", 3, "batch", {"loss": 1})
+    manager.call("after_train_iter", runner="runner", batch_idx=4, data_batch="b")
+    assert seen == [("runner", 3, "batch", {"loss": 1}), ("runner", 4, "b", None)]
+    manager.register(Boom(), name="boom", priority="LOWEST")  # the table is rebuilt
+    with pytest.raises(KeyError) as info:
+        manager.call_positional("after_train_iter", "runner", 5)
+    assert any("'boom'" in note and "after_train_iter" in note for note in info.value.__notes__)
+    assert len(seen) == 3
+
+
+def test_runner_positional_hook_call(tmp_path):
+    from cadence.runner import Runner
+
+    seen: list[tuple] = []
+
+    class Iter(Hook):
+        def before_train_iter(self, runner, batch_idx, data_batch=None):
+            seen.append((runner, batch_idx, data_batch))
+
+    runner = Runner(model=dict(type="Net"), work_dir=str(tmp_path))
+    runner.register_hook(Iter())
+    runner.call_hook_positional("before_train_iter", 2, {"x": 1})
+    assert seen == [(runner, 2, {"x": 1})]
+
+
+def test_positional_calls_reach_hooks_declared_with_keywords_only():
+    """mmengine passes iteration arguments by keyword; hooks written as ``(runner, **kwargs)``
+    or with keyword-only parameters must keep working under positional dispatch."""
+    seen = []
+
+    class KwargsHook(Hook):
+        def after_train_iter(self, runner, **kwargs):
+            seen.append(("kwargs", kwargs))
+
+    class KeywordOnlyHook(Hook):
+        def after_train_iter(self, runner, *, batch_idx, data_batch=None, outputs=None):
+            seen.append(("kwonly", batch_idx, data_batch, outputs))
+
+    class PlainHook(Hook):
+        def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+            seen.append(("plain", batch_idx, data_batch, outputs))
+
+    class BrokenKwargsHook(Hook):
+        def before_train_iter(self, runner, **kwargs):
+            raise RuntimeError("boom")
+
+    manager = HookManager()
+    for hook in (KwargsHook(), KeywordOnlyHook(), PlainHook(), BrokenKwargsHook()):
+        manager.register(hook)
+    manager.call_positional("after_train_iter", None, 3, "batch", {"loss": 1})
+    assert seen == [
+        ("kwargs", {"batch_idx": 3, "data_batch": "batch", "outputs": {"loss": 1}}),
+        ("kwonly", 3, "batch", {"loss": 1}),
+        ("plain", 3, "batch", {"loss": 1}),
+    ]
+    with pytest.raises(RuntimeError) as info:
+        manager.call_positional("before_train_iter", None, 0, None)
+    assert "BrokenKwargsHook" in "".join(getattr(info.value, "__notes__", []))

@@ -160,3 +160,21 @@ def test_default_sqlite_store_stays_in_save_dir(tmp_path, monkeypatch):
     assert _metric_history(mlflow, run_id, "acc") == [(3, 0.75)]
     assert list((save_dir / "mlartifacts").rglob("*.png"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["vis_data"]  # nothing in the cwd
+
+
+def test_a_write_after_close_resumes_the_same_run(tmp_path, fake_mlflow, monkeypatch):
+    mlflow = sys.modules["mlflow"]
+    run = types.SimpleNamespace(info=types.SimpleNamespace(run_id="abc123"))
+    monkeypatch.setattr(
+        mlflow, "start_run", lambda **kwargs: fake_mlflow.append(("start_run", kwargs)) or run
+    )
+    backend = MLflowVisBackend(tmp_path / "vis", params={"seed": 1})
+    backend.add_scalar("loss", 1.0)
+    backend.close()
+    backend.add_scalar("acc", 0.5, step=3)
+    starts = [call[1] for call in fake_mlflow if call[0] == "start_run"]
+    assert starts == [
+        {"run_name": None, "tags": None, "nested": False},
+        {"run_id": "abc123", "nested": False},
+    ]
+    assert [c for c in fake_mlflow if c[0] == "log_params"] == [("log_params", ({"seed": 1},), {})]

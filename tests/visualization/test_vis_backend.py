@@ -51,6 +51,24 @@ def test_extra_scalar_file(tmp_path):
         backend.add_scalars([("acc", 1.0)])  # type: ignore[arg-type]
 
 
+def test_lines_are_readable_at_once_and_writes_after_close_append(tmp_path):
+    backend = LocalVisBackend(tmp_path)
+    backend.add_scalars({"loss": 1.0}, step=1)
+    # flushed per line although the file stays open between writes
+    assert read_lines(tmp_path / "scalars.json") == [{"loss": 1.0, "step": 1}]
+    backend.close()
+    backend.close()  # twice is fine
+    backend.add_scalar("acc", 0.5, step=2)
+    backend.add_scalars({"acc": 0.75}, step=3, file_path="val.json")
+    backend.close()
+    assert read_lines(tmp_path / "scalars.json") == [
+        {"loss": 1.0, "step": 1},
+        {"acc": 0.5, "step": 2},
+        {"acc": 0.75, "step": 3},
+    ]
+    assert read_lines(tmp_path / "val.json") == [{"acc": 0.75, "step": 3}]
+
+
 def test_add_config_writes_pretty_text_or_str(tmp_path):
     cfg = Config({"model": {"type": "Net", "depth": 3}, "lr": 0.1})
     backend = LocalVisBackend(tmp_path)

@@ -137,3 +137,15 @@ def test_offline_run(tmp_path, monkeypatch):
     (record_file,) = run_dir.glob("run-*.wandb")
     assert record_file.stat().st_size > 0
     assert list(run_dir.glob("files/media/images/sample_*.png"))
+
+
+def test_a_write_after_close_resumes_the_same_run(tmp_path, fake_wandb):
+    backend = WandbVisBackend(tmp_path, init_kwargs={"project": "p"})
+    backend.add_scalar("loss", 1.0)
+    run = backend._run
+    run.id = "run-7"
+    backend.close()
+    backend.add_scalar("acc", 0.5, step=3)
+    inits = [call[1] for call in fake_wandb if call[0] == "init"]
+    assert inits[0] == {"project": "p", "dir": str(tmp_path)}
+    assert inits[1] == {"project": "p", "dir": str(tmp_path), "id": "run-7", "resume": "allow"}

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from numbers import Integral
 from typing import Any
 
@@ -20,6 +20,10 @@ def _check_count(name: str, value: Any, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
     return int(value)
+
+
+#: Reusable (``nullcontext`` keeps no state), so a plain iteration allocates nothing here.
+_NO_CONTEXT: AbstractContextManager[Any] = nullcontext()
 
 
 @OPTIM_WRAPPERS.register_module()
@@ -122,21 +126,18 @@ class OptimWrapper(BaseOptimWrapper):
             counts = self._remainder_counts
         return loss / counts
 
-    @contextmanager
-    def optim_context(self, model: nn.Module) -> Iterator[None]:
+    def optim_context(self, model: nn.Module) -> AbstractContextManager[Any]:
         """Run the forward pass of one iteration inside this context.
 
         On accumulation iterations that do not update, a model with ``no_sync``
         (DistributedDataParallel) skips its gradient all-reduce. Subclasses add
-        autocast here.
+        autocast here. Without accumulation this is one shared no-op context.
         """
         if self._accumulative_counts != 1 and not self.should_sync():
             no_sync = getattr(model, "no_sync", None)
             if no_sync is not None:
-                with no_sync():
-                    yield
-                return
-        yield
+                return no_sync()
+        return _NO_CONTEXT
 
     # ------------------------------------------------------------ counting
     def initialize_count_status(self, model: nn.Module, init_counts: int, max_counts: int) -> None:
