@@ -6,7 +6,7 @@ from typing import Any
 
 from .version import __version__
 
-__all__ = ["Config", "Runner", "__version__"]
+__all__ = ["Config", "Predictor", "Runner", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -19,4 +19,8 @@ def __getattr__(name: str) -> Any:
         from .runner import Runner
 
         return Runner
+    if name == "Predictor":
+        from .inference import Predictor
+
+        return Predictor
     raise AttributeError(f"module 'cadence' has no attribute '{name}'")

@@ -1,0 +1,5 @@
+"""Inference: run a trained model from its config and checkpoint (``Predictor``)."""
+
+from .predictor import Predictor
+
+__all__ = ["Predictor"]

@@ -1,0 +1,70 @@
+"""Train, validate and test the digits example: ``python examples/digits/train.py [CONFIG]``.
+
+Options after the config are ``--work-dir DIR`` and ``--cfg-options key=value ...``
+(e.g. ``train_cfg.max_epochs=5``). At the end it prints the test metrics and
+where the log, the checkpoint and the training curves are (the curves image
+needs matplotlib: ``pip install matplotlib``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # custom_imports: examples.digits
+
+from cadence.config import Config, DictAction  # noqa: E402
+from cadence.runner import Runner  # noqa: E402
+
+CURVE_KEYS = ("loss", "lr", "accuracy/top1")
+
+
+def plot_curves(log_dir: str) -> str:
+    """Draw the logged loss, learning rate and accuracy into ``log_dir/curves.png``;
+    return the image's path, or why there is none."""
+    from cadence.visualization.plot import plot_runs
+    from cadence.visualization.scalar_log import PlotError, load_runs
+
+    out = os.path.join(log_dir, "curves.png")
+    try:
+        logged = set(load_runs([log_dir])[0].keys())
+        plot_runs([log_dir], keys=[k for k in CURVE_KEYS if k in logged] or None, out=out)
+    except PlotError as exc:
+        return f"not drawn ({exc})"
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "config", nargs="?", default=os.path.join(HERE, "configs", "cnn_1xb32_digits.py")
+    )
+    parser.add_argument("--work-dir")
+    parser.add_argument("--cfg-options", nargs="+", action=DictAction, default={})
+    args = parser.parse_args()
+
+    cfg = Config.fromfile(args.config)
+    cfg.merge_from_dict(args.cfg_options)
+    if args.work_dir:
+        cfg.work_dir = args.work_dir
+    runner = Runner.from_cfg(cfg)
+    runner.train()
+    metrics = runner.test()
+    if runner.rank != 0:
+        return
+    from cadence.runner.checkpoint import find_latest_checkpoint
+
+    best = runner.message_hub.get_info("best_ckpt")
+    print("test metrics:", {k: round(float(v), 2) for k, v in metrics.items()})
+    print("log:        ", os.path.join(runner.log_dir, f"{runner.timestamp}.log"))
+    print("scalars:    ", os.path.join(runner.log_dir, "vis_data", "scalars.json"))
+    print("checkpoint: ", find_latest_checkpoint(runner.work_dir))
+    if best:
+        print("best:       ", best)
+    print("curves:     ", plot_curves(runner.log_dir))
+
+
+if __name__ == "__main__":
+    main()

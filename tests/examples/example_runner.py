@@ -1,0 +1,30 @@
+"""Run an example script or the cadence command in a subprocess from the repository root."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run_example(*args: str, timeout: int = 600, env: dict[str, str] | None = None) -> str:
+    """``python ARGS...`` in the repository root; the stdout (fails on a non-zero exit)."""
+    out = subprocess.run(
+        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+        env=None if env is None else {**os.environ, **env},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    return out.stdout
+
+
+def printed(stdout: str, label: str) -> str:
+    """The rest of the line that starts with ``label:``."""
+    line = next(x for x in stdout.splitlines() if x.startswith(f"{label}:"))
+    return line.split(":", 1)[1].strip()
+
+
+def printed_dict(stdout: str, label: str) -> dict:
+    return ast.literal_eval(printed(stdout, label))
