@@ -11,6 +11,7 @@ from .logger_hook import LoggerHook
 from .multigrid_hook import MultigridHook
 from .param_scheduler_hook import ParamSchedulerHook
 from .precise_bn_hook import PreciseBNHook
+from .preemption_hook import PreemptionHook, TrainingPreempted
 from .priority import Priority, get_priority
 from .profiler_hook import ProfilerHook
 from .runtime_info_hook import RuntimeInfoHook
@@ -19,7 +20,8 @@ from .sync_buffers_hook import SyncBuffersHook
 
 __all__ = [
     "CheckInvalidLossHook", "EarlyStoppingHook", "EMAHook", "EmptyCacheHook",
-    "InvalidLossError", "MultigridHook", "PreciseBNHook", "ProfilerHook", "SyncBuffersHook",
+    "InvalidLossError", "MultigridHook", "PreciseBNHook", "PreemptionHook", "ProfilerHook",
+    "SyncBuffersHook", "TrainingPreempted",
     "CheckpointHook", "DistSamplerSeedHook", "Hook", "IterTimerHook", "LoggerHook",
     "ParamSchedulerHook", "Priority", "RuntimeInfoHook", "get_priority",
 ]  # fmt: skip

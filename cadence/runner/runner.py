@@ -19,6 +19,7 @@ from typing import Any
 from torch import nn
 
 from ..config import Config
+from ..hooks import TrainingPreempted
 from ..registry import LOG_PROCESSORS, LOOPS, RUNNERS, STRATEGIES, VISUALIZERS, set_default_scope
 from .auto_scale import apply_auto_scale_workers, check_auto_scale_workers
 from .checkpointing import CheckpointMixin
@@ -41,6 +42,7 @@ DEFAULT_HOOKS = {
     "logger": dict(type="LoggerHook"),
     "param_scheduler": dict(type="ParamSchedulerHook"),
     "checkpoint": dict(type="CheckpointHook", interval=1),
+    "preemption": dict(type="PreemptionHook"),
 }
 
 _TRIPLES = {
@@ -164,6 +166,8 @@ class Runner(CheckpointMixin):
         self._hooks = HookManager()
         self._set_up = False
         self._loaded = False
+        #: Set when training ended early on SIGTERM/SIGUSR1 (see PreemptionHook).
+        self.preempted: TrainingPreempted | None = None
         self._timestamp = ""
         self._cfg_text = ""
         self.logger: Any = None
@@ -345,7 +349,12 @@ class Runner(CheckpointMixin):
         self.optim_wrapper.initialize_count_status(
             self.model, self._train_loop.iter, self._train_loop.max_iters
         )
-        model = self._run_loop(self._train_loop)
+        try:
+            model = self._run_loop(self._train_loop)
+        except TrainingPreempted as stop:  # the checkpoint is written; end the run cleanly
+            self.logger.warning(str(stop))
+            self.preempted = stop
+            model = self.model
         self.call_hook("after_run")
         self.wait_for_checkpoint()
         return model

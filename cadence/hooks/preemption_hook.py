@@ -1,0 +1,116 @@
+"""Save and stop cleanly when the cluster asks a job to leave (SIGTERM, SIGUSR1)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..registry import HOOKS
+from .checkpoint_hook import _inside_accumulation
+from .hook import Hook
+
+
+class TrainingPreempted(Exception):
+    """Raised after the preemption checkpoint is written; the runner ends the run cleanly."""
+
+    def __init__(self, path: str, signal_name: str, seconds: float) -> None:
+        super().__init__(
+            f"stopped by {signal_name}: checkpoint {path} written {seconds:.2f} s after the "
+            "signal; start the same command with --resume (resume=True) to continue"
+        )
+        self.path, self.signal_name, self.seconds = path, signal_name, seconds
+
+
+@HOOKS.register_module()
+class PreemptionHook(Hook):
+    """On SIGTERM/SIGUSR1, checkpoint at the next iteration boundary and end training.
+
+    The signal handler only records the signal; the checkpoint is written by this
+    hook after the running iteration (after any gradient accumulation window
+    closes), never inside the handler. With several processes the ranks agree
+    through one all-reduce every ``sync_interval`` iterations, so every rank
+    stops at the same iteration even if only some got the signal. The handlers
+    are installed for the duration of training and the previous ones restored.
+
+    Args:
+        signals: signal names to catch.
+        sync_interval: iterations between the ranks' agreement (distributed only).
+    """
+
+    priority = "LOWEST"
+
+    def __init__(
+        self, signals: Sequence[str] = ("SIGTERM", "SIGUSR1"), sync_interval: int = 10
+    ) -> None:
+        self.signals = []
+        for name in signals:
+            if not hasattr(signal, name):
+                raise ValueError(f"PreemptionHook: unknown signal '{name}' on this platform")
+            self.signals.append(getattr(signal, name))
+        if not isinstance(sync_interval, int) or sync_interval < 1:
+            raise ValueError(
+                f"PreemptionHook.sync_interval must be an int >= 1, got {sync_interval!r}"
+            )
+        self.sync_interval = sync_interval
+        self.received: tuple[str, float] | None = None
+        self._previous: dict[int, Any] = {}
+        self._active = False
+
+    # ------------------------------------------------------------ handlers
+    def _handle(self, signum: int, frame: Any) -> None:
+        if not self._active:  # training is over: behave as before this hook
+            signal.signal(signum, self._previous.get(signum, signal.SIG_DFL))
+            os.kill(os.getpid(), signum)
+            return
+        if self.received is None:
+            self.received = (signal.Signals(signum).name, time.monotonic())
+
+    def before_train(self, runner: Any) -> None:
+        self.received = None
+        if threading.current_thread() is not threading.main_thread():
+            runner.logger.warning("PreemptionHook: not on the main thread; signals not caught")
+            return
+        for signum in self.signals:
+            self._previous[signum] = signal.signal(signum, self._handle)
+        self._active = True
+
+    def after_train(self, runner: Any) -> None:
+        self._restore()
+
+    def _restore(self) -> None:
+        if not self._active:
+            return
+        self._active = False
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()
+
+    # -------------------------------------------------------------- stages
+    def _should_stop(self, runner: Any) -> bool:
+        if runner.world_size <= 1:
+            return self.received is not None
+        if (runner.iter + 1) % self.sync_interval:
+            return False
+        import torch
+        import torch.distributed as dist
+
+        flag = torch.tensor([1.0 if self.received is not None else 0.0])
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        return bool(flag.item())
+
+    def after_train_iter(
+        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+    ) -> None:
+        if not self._should_stop(runner) or _inside_accumulation(runner.optim_wrapper):
+            return
+        name, at = self.received or ("a signal on another rank", time.monotonic())
+        path = runner.save_checkpoint(
+            runner.work_dir, f"preempted_iter_{runner.iter + 1}.pth", by_epoch=False
+        )
+        runner.wait_for_checkpoint()
+        self._restore()
+        raise TrainingPreempted(path, name, time.monotonic() - at)

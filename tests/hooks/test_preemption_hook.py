@@ -1,0 +1,180 @@
+"""PreemptionHook: SIGTERM/SIGUSR1 set a flag; the next iteration boundary saves and stops."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.data import Dataset
+
+from cadence.hooks import Hook, PreemptionHook
+from cadence.model import BaseModel
+from cadence.registry import DATASETS, MODELS
+from cadence.runner import Runner, find_latest_checkpoint
+
+
+class Ramp(Dataset):
+    def __len__(self) -> int:
+        return 12
+
+    def __getitem__(self, i: int):
+        return {"inputs": torch.full((2,), float(i)), "data_samples": torch.tensor(float(i))}
+
+
+class Line(BaseModel):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(2, 1)
+
+    def forward(self, inputs, data_samples=None, mode="tensor"):
+        out = self.fc(inputs).squeeze(-1)
+        if mode == "loss":
+            return {"loss": F.mse_loss(out, data_samples) * 1e-3}
+        return list(out)
+
+
+class SignalAt(Hook):
+    """Sends ``signum`` to this process before iteration ``at``; counts the iterations run."""
+
+    priority = "HIGHEST"
+
+    def __init__(self, at: int, signum: int) -> None:
+        self.at, self.signum, self.iters = at, signum, 0
+
+    def before_train_iter(self, runner, batch_idx, data_batch=None):
+        if runner.iter == self.at:
+            os.kill(os.getpid(), self.signum)
+
+    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+        self.iters += 1
+
+
+@pytest.fixture(autouse=True)
+def _toys():
+    DATASETS.register_module(module=Ramp, force=True)
+    MODELS.register_module(module=Line, force=True)
+
+
+def make_runner(tmp_path, accumulate=1, **train_cfg):
+    return Runner(
+        model=dict(type="Line"),
+        work_dir=str(tmp_path),
+        train_dataloader=dict(
+            batch_size=2, dataset=dict(type="Ramp"), sampler=dict(type="DefaultSampler"),
+            collate_fn=dict(type="default_collate"),
+        ),
+        train_cfg=train_cfg or dict(by_epoch=True, max_epochs=3),
+        optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.01), accumulative_counts=accumulate),
+        default_hooks=dict(logger=dict(type="LoggerHook", progress="off")),
+        log_level="WARNING",
+        randomness=dict(seed=0),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGUSR1"])
+def test_signal_saves_at_the_next_boundary_and_ends_training(tmp_path, name):
+    before = signal.getsignal(getattr(signal, name))
+    runner = make_runner(tmp_path)
+    probe = SignalAt(at=4, signum=getattr(signal, name))  # inside epoch 0 (6 iterations)
+    runner.register_hook(probe)
+    runner.train()
+    assert probe.iters == 5  # the signalled iteration finishes, no further one starts
+    assert runner.preempted is not None and runner.preempted.signal_name == name
+    path = os.path.join(str(tmp_path), "preempted_iter_5.pth")
+    assert runner.preempted.path == path and os.path.isfile(path)
+    assert find_latest_checkpoint(str(tmp_path)) == path
+    ckpt = torch.load(path, weights_only=True)
+    assert ckpt["meta"]["iter"] == 5 and ckpt["meta"]["epoch"] == 0
+    assert ckpt["loops"]["train"]["inner_iter"] == 5
+    assert signal.getsignal(getattr(signal, name)) == before  # handlers given back
+
+
+def test_resumed_run_continues_from_the_preemption_checkpoint(tmp_path):
+    first = make_runner(tmp_path)
+    first.register_hook(SignalAt(at=4, signum=signal.SIGTERM))
+    first.train()
+    again = make_runner(tmp_path)
+    again._resume = True
+    counter = SignalAt(at=-1, signum=signal.SIGTERM)
+    again.register_hook(counter)
+    again.train()
+    assert again.preempted is None
+    assert counter.iters == 18 - 5  # 3 epochs of 6 iterations, 5 done before the signal
+    reference = make_runner(tmp_path / "reference")
+    reference.train()
+    for key, value in reference.model.state_dict().items():
+        assert torch.equal(again.model.state_dict()[key], value), key
+
+
+def test_signal_inside_an_accumulation_window_waits_for_the_optimizer_step(tmp_path):
+    runner = make_runner(tmp_path, accumulate=4, by_epoch=False, max_iters=12)
+    probe = SignalAt(at=1, signum=signal.SIGTERM)
+    runner.register_hook(probe)
+    runner.train()
+    assert probe.iters == 4  # iterations 1..3 close the window that iteration 0 opened
+    assert runner.preempted.path.endswith("preempted_iter_4.pth")
+
+
+def test_no_signal_means_no_preemption_and_a_bad_config_is_named():
+    with pytest.raises(ValueError, match="unknown signal 'SIGNOPE'"):
+        PreemptionHook(signals=["SIGNOPE"])
+    with pytest.raises(ValueError, match="sync_interval"):
+        PreemptionHook(sync_interval=0)
+
+
+def test_after_training_the_signal_behaves_as_before(tmp_path):
+    seen = []
+    previous = signal.signal(signal.SIGUSR1, lambda signum, frame: seen.append(signum))
+    try:
+        runner = make_runner(tmp_path)
+        runner.train()
+        assert runner.preempted is None
+        os.kill(os.getpid(), signal.SIGUSR1)
+        assert seen == [signal.SIGUSR1]
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+
+
+def _preempt_one_rank(work_dir: str) -> tuple[int, str | None, int]:
+    """Rank 1 alone gets SIGTERM before iteration 2; both ranks must stop together."""
+    import torch.distributed as dist
+
+    DATASETS.register_module(module=Ramp, force=True)
+    MODELS.register_module(module=Line, force=True)
+    runner = Runner(
+        model=dict(type="Line"),
+        work_dir=work_dir,
+        train_dataloader=dict(
+            batch_size=1, dataset=dict(type="Ramp"), sampler=dict(type="DefaultSampler"),
+            collate_fn=dict(type="default_collate"),
+        ),
+        train_cfg=dict(by_epoch=False, max_iters=10),
+        optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.01)),
+        default_hooks=dict(
+            logger=dict(type="LoggerHook", progress="off"),
+            preemption=dict(type="PreemptionHook", sync_interval=3),
+        ),
+        launcher="pytorch",
+        log_level="WARNING",
+    )  # fmt: skip
+    probe = SignalAt(at=2 if dist.get_rank() == 1 else -1, signum=signal.SIGTERM)
+    runner.register_hook(probe)
+    runner.train()
+    path = runner.preempted.path if runner.preempted else None
+    return probe.iters, path, runner.iter
+
+
+@pytest.mark.dist
+def test_ranks_agree_to_stop_when_only_one_got_the_signal(tmp_path):
+    from cadence.dist.testing import run_distributed
+
+    results = run_distributed(_preempt_one_rank, str(tmp_path), world_size=2, timeout=120)
+    # the signal came before iteration 2; the ranks compare flags after iterations 3, 6, ...
+    assert [r[0] for r in results] == [3, 3]
+    assert results[0][1] == results[1][1] == os.path.join(str(tmp_path), "preempted_iter_3.pth")
+    assert os.path.isfile(results[0][1])
+    assert find_latest_checkpoint(str(tmp_path)) == results[0][1]
