@@ -171,6 +171,24 @@ class _Clock(Hook):
         self.stamps.append(_now())
 
 
+def _default_hooks(args: argparse.Namespace, progress: dict[str, Any]) -> dict[str, Any]:
+    """The runner's default hooks (checkpoint off), less those named by ``--without``
+    (``--without all`` measures the model contract, loop and optimizer wrapper alone)."""
+    from cadence.runner.runner import DEFAULT_HOOKS
+
+    hooks: dict[str, Any] = dict(
+        logger=dict(type="LoggerHook", interval=LOG_INTERVAL, **progress), checkpoint=None
+    )
+    dropped = DEFAULT_HOOKS if "all" in args.without else args.without
+    for name in dropped:
+        if name not in DEFAULT_HOOKS:
+            raise SystemExit(
+                f"--without: no default hook '{name}'; choose from {list(DEFAULT_HOOKS)}"
+            )
+        hooks[name] = None
+    return hooks
+
+
 def with_runner(data: TensorDataset, args: argparse.Namespace, iters: int, sink: IO[str]) -> Timing:
     """Seconds per iteration of the same training through cadence's Runner."""
     progress = {} if args.progress is None else {"progress": args.progress}
@@ -181,9 +199,7 @@ def with_runner(data: TensorDataset, args: argparse.Namespace, iters: int, sink:
             train_dataloader=make_loader(data, args),
             train_cfg=dict(by_epoch=False, max_iters=iters),
             optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.01)),
-            default_hooks=dict(
-                logger=dict(type="LoggerHook", interval=LOG_INTERVAL, **progress), checkpoint=None
-            ),
+            default_hooks=_default_hooks(args, progress),
             log_processor=dict(by_epoch=False),
             log_level="INFO",
             randomness=dict(seed=0),
@@ -285,6 +301,8 @@ def main() -> None:
                         help="where both loops' console lines go")  # fmt: skip
     parser.add_argument("--progress", choices=("off", "auto", "bar"), default=None,
                         help="the runner's LoggerHook progress (default: the hook's)")  # fmt: skip
+    parser.add_argument("--without", nargs="*", default=[], metavar="HOOK",
+                        help="default hooks to leave out (or 'all')")  # fmt: skip
     parser.add_argument("--no-others", action="store_true",
                         help="skip mmengine even when it is installed")  # fmt: skip
     args = parser.parse_args()
