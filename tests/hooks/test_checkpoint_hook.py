@@ -8,36 +8,12 @@ import re
 
 import pytest
 import torch
-import torch.nn.functional as F
-from torch import nn
-from torch.utils.data import Dataset
+from hook_toys import Line, Ramp
 
 from cadence.evaluator import BaseMetric
 from cadence.hooks import CheckpointHook, Hook
-from cadence.model import BaseModel
 from cadence.registry import DATASETS, METRICS, MODELS
 from cadence.runner import Runner, find_latest_checkpoint
-
-
-class Pairs(Dataset):
-    def __len__(self) -> int:
-        return 4
-
-    def __getitem__(self, i: int):
-        return {"inputs": torch.full((2,), float(i)), "data_samples": torch.tensor(float(i))}
-
-
-class Line(BaseModel):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(2, 1)
-
-    def forward(self, inputs, data_samples=None, mode="tensor"):
-        out = self.fc(inputs).squeeze(-1)
-        if mode == "loss":
-            return {"loss": F.mse_loss(out, data_samples) * 1e-3}
-        return list(out)
-
 
 RUNNING: dict = {}
 REPORTED: list = []
@@ -68,14 +44,14 @@ class Remember(Hook):
 @pytest.fixture(autouse=True)
 def _toys():
     REPORTED.clear()
-    DATASETS.register_module(module=Pairs, force=True)
+    DATASETS.register_module(module=Ramp, force=True)
     MODELS.register_module(module=Line, force=True)
     METRICS.register_module(module=ByEpoch, force=True)
 
 
 LOADER = dict(
     batch_size=4,  # one iteration per epoch
-    dataset=dict(type="Pairs"),
+    dataset=dict(type="Ramp", n=4),
     sampler=dict(type="DefaultSampler", shuffle=False),
     collate_fn=dict(type="default_collate"),
 )

@@ -6,36 +6,12 @@ import math
 from types import SimpleNamespace
 
 import pytest
-import torch
-import torch.nn.functional as F
-from torch import nn
-from torch.utils.data import Dataset
+from hook_toys import Line, Ramp
 
 from cadence.evaluator import BaseMetric
 from cadence.hooks import EarlyStoppingHook
-from cadence.model import BaseModel
 from cadence.registry import DATASETS, HOOKS, METRICS, MODELS
 from cadence.runner import Runner
-
-
-class Pairs(Dataset):
-    def __len__(self) -> int:
-        return 8
-
-    def __getitem__(self, i: int):
-        return {"inputs": torch.full((2,), float(i)), "data_samples": torch.tensor(float(i))}
-
-
-class Line(BaseModel):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(2, 1)
-
-    def forward(self, inputs, data_samples=None, mode="tensor"):
-        out = self.fc(inputs).squeeze(-1)
-        if mode == "loss":
-            return {"loss": F.mse_loss(out, data_samples) * 1e-3}
-        return list(out)
 
 
 class Scripted(BaseMetric):
@@ -58,7 +34,7 @@ class Scripted(BaseMetric):
 
 @pytest.fixture(autouse=True)
 def _toys():
-    DATASETS.register_module(module=Pairs, force=True)
+    DATASETS.register_module(module=Ramp, force=True)
     MODELS.register_module(module=Line, force=True)
     METRICS.register_module(module=Scripted, force=True)
 
@@ -66,7 +42,7 @@ def _toys():
 def train(tmp_path, values, stopper, epochs=10, key="acc", **overrides) -> Runner:
     loader = dict(
         batch_size=8,
-        dataset=dict(type="Pairs"),
+        dataset=dict(type="Ramp", n=8),
         sampler=dict(type="DefaultSampler"),
         collate_fn=dict(type="default_collate"),
     )

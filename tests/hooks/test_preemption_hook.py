@@ -7,34 +7,11 @@ import signal
 
 import pytest
 import torch
-import torch.nn.functional as F
-from torch import nn
-from torch.utils.data import Dataset
+from hook_toys import Line, Ramp
 
 from cadence.hooks import Hook, PreemptionHook
-from cadence.model import BaseModel
 from cadence.registry import DATASETS, MODELS
 from cadence.runner import Runner, find_latest_checkpoint
-
-
-class Ramp(Dataset):
-    def __len__(self) -> int:
-        return 12
-
-    def __getitem__(self, i: int):
-        return {"inputs": torch.full((2,), float(i)), "data_samples": torch.tensor(float(i))}
-
-
-class Line(BaseModel):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(2, 1)
-
-    def forward(self, inputs, data_samples=None, mode="tensor"):
-        out = self.fc(inputs).squeeze(-1)
-        if mode == "loss":
-            return {"loss": F.mse_loss(out, data_samples) * 1e-3}
-        return list(out)
 
 
 class SignalAt(Hook):
@@ -64,7 +41,7 @@ def make_runner(tmp_path, accumulate=1, **train_cfg):
         model=dict(type="Line"),
         work_dir=str(tmp_path),
         train_dataloader=dict(
-            batch_size=2, dataset=dict(type="Ramp"), sampler=dict(type="DefaultSampler"),
+            batch_size=2, dataset=dict(type="Ramp", n=12), sampler=dict(type="DefaultSampler"),
             collate_fn=dict(type="default_collate"),
         ),
         train_cfg=train_cfg or dict(by_epoch=True, max_epochs=3),
@@ -149,7 +126,7 @@ def _preempt_one_rank(work_dir: str) -> tuple[int, str | None, int]:
         model=dict(type="Line"),
         work_dir=work_dir,
         train_dataloader=dict(
-            batch_size=1, dataset=dict(type="Ramp"), sampler=dict(type="DefaultSampler"),
+            batch_size=1, dataset=dict(type="Ramp", n=12), sampler=dict(type="DefaultSampler"),
             collate_fn=dict(type="default_collate"),
         ),
         train_cfg=dict(by_epoch=False, max_iters=10),
