@@ -94,11 +94,9 @@ class DDPStrategy(DistributedStrategy):
         self.sync_bn = sync_bn
         self.comm_hook = comm_hook
         self.ddp_kwargs = dict(
-            find_unused_parameters=find_unused_parameters,
-            broadcast_buffers=broadcast_buffers,
-            static_graph=static_graph,
-            **ddp_kwargs,
+            find_unused_parameters=find_unused_parameters, static_graph=static_graph, **ddp_kwargs
         )
+        self.ddp_kwargs.update(_buffer_sync_kwargs(broadcast_buffers, self.ddp_kwargs))
 
     def wrap_model(self, model: nn.Module) -> nn.Module:
         if self.sync_bn:
@@ -111,6 +109,21 @@ class DDPStrategy(DistributedStrategy):
         if hook_name is not None:
             wrapped.register_comm_hook(state=None, hook=_comm_hook(hook_name))
         return wrapped
+
+
+def _buffer_sync_kwargs(broadcast_buffers: bool, given: dict[str, Any]) -> dict[str, Any]:
+    """DDP's buffer-sync argument for this torch: torch >= 2.13 deprecates
+    ``broadcast_buffers`` for ``forward_sync_buffers`` (the same forward sync; buffers are
+    still synced at init). ``broadcast_buffers=False`` keeps its old meaning (no init sync
+    either), which only the old argument expresses."""
+    import inspect
+
+    if "forward_sync_buffers" in given:
+        return {}
+    params = inspect.signature(nn.parallel.DistributedDataParallel.__init__).parameters
+    if broadcast_buffers and "forward_sync_buffers" in params:
+        return {"forward_sync_buffers": True}
+    return {"broadcast_buffers": broadcast_buffers}
 
 
 def _comm_hook(name: str) -> Any:
