@@ -46,6 +46,33 @@ _LR_ARGS = ("eta_min", "eta_max")
 _INF = int(1e9)
 
 
+def auto_scale_lr_ratio(
+    cfg: Mapping[str, Any], world_size: int, dataloader: Any, logger: Any
+) -> float:
+    """mmengine's ``auto_scale_lr``: the factor that scales the learning rates from the
+    config's ``base_batch_size`` to the run's total batch size (1 when not enabled)."""
+    if not cfg or not cfg.get("enable", False):
+        return 1.0
+    batch_size = _batch_size(dataloader)
+    if batch_size is None:
+        raise ValueError(
+            "auto_scale_lr needs the train dataloader's batch_size (it has a batch_sampler "
+            "without one)"
+        )
+    total_batch_size = world_size * batch_size
+    if "base_batch_size" not in cfg:
+        raise ValueError(
+            "auto_scale_lr.base_batch_size is missing: give the total batch size the learning "
+            "rates were tuned for, e.g. auto_scale_lr=dict(enable=True, base_batch_size=256)"
+        )
+    ratio = total_batch_size / cfg["base_batch_size"]
+    logger.info(
+        f"auto_scale_lr: total batch size {total_batch_size} vs base {cfg['base_batch_size']}: "
+        f"learning rates x {ratio:g}"
+    )
+    return ratio
+
+
 def check_auto_scale_workers(cfg: Mapping[str, Any] | None) -> int | None:
     """Validate an ``auto_scale_workers`` dict; its reference world size, or None when off."""
     if not cfg:

@@ -7,13 +7,12 @@ schedulers are built by the packages that define them.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import difflib
 import os
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from torch import nn
@@ -21,7 +20,7 @@ from torch import nn
 from ..config import Config
 from ..hooks import TrainingPreempted
 from ..registry import LOG_PROCESSORS, LOOPS, RUNNERS, STRATEGIES, VISUALIZERS, set_default_scope
-from .auto_scale import apply_auto_scale_workers, check_auto_scale_workers
+from .auto_scale import apply_auto_scale_workers, auto_scale_lr_ratio, check_auto_scale_workers
 from .checkpointing import CheckpointMixin
 from .hook_manager import HookManager, as_list, merge_default_hooks
 from .setup import default_setup
@@ -54,18 +53,6 @@ _TRIPLES = {
 
 def _plain(value: Any) -> Any:
     return copy.deepcopy(value)
-
-
-@contextlib.contextmanager
-def _bars_stopped_on_error() -> Iterator[None]:
-    """Stop live progress bars when a loop raises, so the error prints on a sane terminal."""
-    try:
-        yield
-    except BaseException:
-        from ..logging.progress import stop_live_bars
-
-        stop_live_bars()
-        raise
 
 
 @RUNNERS.register_module()
@@ -313,27 +300,15 @@ class Runner(CheckpointMixin):
             dispatch.update(max_epochs=loop.max_epochs, max_iters=loop.max_iters)
             if getattr(loader, "batch_size", None) is not None:
                 dispatch["batch_size"] = loader.batch_size
-            dispatch["lr_scale"] = self._lr_scale(loader)
+            dispatch["lr_scale"] = auto_scale_lr_ratio(
+                self._auto_scale_lr, self.world_size, loader, self.logger
+            )
             optim_cfg, sched_cfg = self._given["optim_wrapper"], self._param_scheduler_cfg
         model = self._model if self._model is not None else self._model_cfg
         self._model, self.optim_wrapper, self.param_schedulers = self.strategy.prepare(
             model, optim_wrapper=optim_cfg, param_scheduler=sched_cfg, compile=self._compile,
             dispatch_kwargs=dispatch,
         )  # fmt: skip
-
-    def _lr_scale(self, loader: Any) -> float:
-        cfg = self._auto_scale_lr
-        if not cfg or not cfg.get("enable", False):
-            return 1.0
-        if "base_batch_size" not in cfg:
-            raise KeyError("auto_scale_lr needs base_batch_size, e.g. dict(base_batch_size=256)")
-        real = self.world_size * loader.batch_size
-        ratio = real / cfg["base_batch_size"]
-        self.logger.info(
-            f"auto_scale_lr: total batch size {real} vs base {cfg['base_batch_size']}: "
-            f"learning rates x {ratio:g}"
-        )
-        return ratio
 
     # ------------------------------------------------------------- running
     def train(self) -> nn.Module:
@@ -381,11 +356,14 @@ class Runner(CheckpointMixin):
         return metrics
 
     def _run_loop(self, loop: Any) -> Any:
-        """Run ``loop``; if it raises, still let a background checkpoint write finish."""
+        """Run ``loop``; if it raises, stop live progress bars (so the error prints on a sane
+        terminal) and still let a background checkpoint write finish."""
         try:
-            with _bars_stopped_on_error():
-                return loop.run()
+            return loop.run()
         except BaseException:
+            from ..logging.progress import stop_live_bars
+
+            stop_live_bars()
             try:
                 self.wait_for_checkpoint()
             except Exception as exc:  # the loop's error is the one to report

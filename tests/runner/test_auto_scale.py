@@ -212,3 +212,22 @@ def test_two_ranks_double_the_lr_and_halve_the_iterations(tmp_path):
         assert result["lrs"][0] == pytest.approx(0.05)  # 0.5 x (2 x 0.05)
         assert result["lrs"][-1] == pytest.approx(0.1)
     assert "iter_2.pth" in r0["files"] and "iter_4.pth" in r0["files"]
+
+
+def test_auto_scale_lr_ratio_scales_to_the_total_batch_and_names_missing_keys():
+    import logging
+    from types import SimpleNamespace
+
+    from cadence.runner.auto_scale import auto_scale_lr_ratio
+
+    log = logging.getLogger("test_auto_scale_lr")
+    loader = SimpleNamespace(batch_size=24)
+    assert auto_scale_lr_ratio({}, 4, loader, log) == 1.0
+    assert auto_scale_lr_ratio(dict(base_batch_size=32), 4, loader, log) == 1.0  # not enabled
+    assert auto_scale_lr_ratio(dict(enable=True, base_batch_size=32), 4, loader, log) == 3.0
+    with pytest.raises(ValueError, match="auto_scale_lr.base_batch_size is missing"):
+        auto_scale_lr_ratio(dict(enable=True), 4, loader, log)
+    with pytest.raises(ValueError, match="batch_size"):
+        auto_scale_lr_ratio(
+            dict(enable=True, base_batch_size=32), 4, SimpleNamespace(batch_size=None), log
+        )
