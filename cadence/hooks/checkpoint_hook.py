@@ -7,6 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ..optim import accumulation_pending
 from ..registry import HOOKS
 from .hook import Hook
 
@@ -16,16 +17,6 @@ LESS_KEYS = ("loss",)
 
 def _as_list(value: str | Sequence[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value or [])
-
-
-def _inside_accumulation(optim_wrapper: Any) -> bool:
-    """Whether some optimizer holds gradients of an unfinished accumulation window."""
-    wrappers = getattr(optim_wrapper, "optim_wrappers", None)
-    for wrapper in wrappers.values() if isinstance(wrappers, dict) else [optim_wrapper]:
-        should_update = getattr(wrapper, "should_update", None)
-        if callable(should_update) and not should_update():
-            return True
-    return False
 
 
 @HOOKS.register_module()
@@ -191,7 +182,7 @@ class CheckpointHook(Hook):
             return
         epoch = runner.epoch + 1
         if self._due(epoch) or (self.save_last and epoch == runner.max_epochs):
-            if _inside_accumulation(runner.optim_wrapper):
+            if accumulation_pending(runner.optim_wrapper):
                 runner.logger.warning(
                     f"Epoch {epoch} ends inside a gradient accumulation window: its checkpoint "
                     "does not hold the accumulated gradients, so a resume from it is not exact. "
@@ -209,7 +200,7 @@ class CheckpointHook(Hook):
         it = runner.iter + 1
         if not (self._due(it) or self._deferred or (self.save_last and it == runner.max_iters)):
             return
-        if _inside_accumulation(runner.optim_wrapper):
+        if accumulation_pending(runner.optim_wrapper):
             # the accumulated gradients are not saved: save once the window closes
             if not self._deferred:
                 runner.logger.info(

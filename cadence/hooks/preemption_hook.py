@@ -9,8 +9,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ..optim import accumulation_pending
 from ..registry import HOOKS
-from .checkpoint_hook import _inside_accumulation
 from .hook import Hook
 
 
@@ -105,7 +105,7 @@ class PreemptionHook(Hook):
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
-        if not self._should_stop(runner) or _inside_accumulation(runner.optim_wrapper):
+        if not self._should_stop(runner) or accumulation_pending(runner.optim_wrapper):
             return
         name, at = self.received or ("a signal on another rank", time.monotonic())
         path = runner.save_checkpoint(

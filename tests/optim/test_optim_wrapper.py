@@ -460,3 +460,22 @@ def test_ddp_accumulation_skips_allreduce_until_the_update_and_matches_one_big_b
     for rank in (0, 1):
         for got_p, ref_p in zip(got[rank][1], ref.parameters()):
             torch.testing.assert_close(torch.tensor(got_p), ref_p.detach(), atol=1e-6, rtol=1e-5)
+
+
+def test_accumulation_pending_sees_an_open_window_in_any_wrapper():
+    from cadence.optim import OptimWrapperDict, accumulation_pending
+
+    def wrapper():
+        model = torch.nn.Linear(2, 1)
+        w = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.1), accumulative_counts=2)
+        w.initialize_count_status(model, 0, 4)
+        return model, w
+
+    model_a, a = wrapper()
+    model_b, b = wrapper()
+    both = OptimWrapperDict(a=a, b=b)
+    assert not accumulation_pending(a) and not accumulation_pending(both)
+    a.update_params(model_a(torch.ones(1, 2)).sum())  # first micro-batch of a window
+    assert accumulation_pending(a) and accumulation_pending(both) and not accumulation_pending(b)
+    a.update_params(model_a(torch.ones(1, 2)).sum())  # closes it
+    assert not accumulation_pending(both)

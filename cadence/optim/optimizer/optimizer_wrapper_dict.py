@@ -187,3 +187,14 @@ class OptimWrapperDict(OptimWrapper):
 
     def __repr__(self) -> str:
         return "\n".join(f"name: {name}\n{w!r}" for name, w in self.optim_wrappers.items())
+
+
+def accumulation_pending(optim_wrapper: Any) -> bool:
+    """Whether ``optim_wrapper`` (or one wrapper of an :class:`OptimWrapperDict`) holds
+    gradients of an accumulation window that its last ``backward`` did not close."""
+    wrappers = getattr(optim_wrapper, "optim_wrappers", None)
+    for wrapper in wrappers.values() if isinstance(wrappers, dict) else [optim_wrapper]:
+        should_update = getattr(wrapper, "should_update", None)
+        if callable(should_update) and not should_update():
+            return True
+    return False
