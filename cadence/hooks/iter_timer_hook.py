@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from time import perf_counter
 from typing import Any
 
@@ -15,6 +16,10 @@ def _length(loop: Any) -> int:
         return len(loop.dataloader)
     except (AttributeError, TypeError, NotImplementedError):
         return 0
+
+
+def _unset(*args: Any) -> None:
+    raise AssertionError("IterTimerHook: message hub writers used before they were taken")
 
 
 @HOOKS.register_module()
@@ -35,6 +40,10 @@ class IterTimerHook(Hook):
     priority = "NORMAL"
 
     def __init__(self) -> None:
+        self._hub: Any = None  # the message hub the writers below write to
+        self._write_data_time: Callable[[Any], None] = _unset
+        self._write_time: Callable[[Any], None] = _unset
+        self._set_eta: Callable[[Any], None] = _unset
         self._last = 0.0
         self._train_time = 0.0
         self._train_done = 0
@@ -51,8 +60,17 @@ class IterTimerHook(Hook):
     def before_train_epoch(self, runner: Any) -> None:
         self._last = perf_counter()
 
+    def _writers(self, hub: Any) -> None:
+        self._hub = hub
+        self._write_data_time = hub.scalar_writer("train/data_time")
+        self._write_time = hub.scalar_writer("train/time")
+        self._set_eta = hub.info_writer("eta")
+
     def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
-        runner.message_hub.update_scalar("train/data_time", perf_counter() - self._last)
+        waited = perf_counter() - self._last
+        if runner.message_hub is not self._hub:
+            self._writers(runner.message_hub)
+        self._write_data_time(waited)
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
@@ -60,11 +78,12 @@ class IterTimerHook(Hook):
         now = perf_counter()
         elapsed = now - self._last
         self._last = now
-        hub = runner.message_hub
-        hub.update_scalar("train/time", elapsed)
+        if runner.message_hub is not self._hub:
+            self._writers(runner.message_hub)
+        self._write_time(elapsed)
         total = self._train_time = self._train_time + elapsed
         done = self._train_done = self._train_done + 1
-        hub.update_info("eta", total / done * (self._train_left - done))
+        self._set_eta(total / done * (self._train_left - done))
 
     # ----------------------------------------------------------- evaluation
     def _before_eval_epoch(self, loop: Any) -> None:

@@ -96,7 +96,10 @@ class RuntimeInfoHook(Hook):
     def __init__(self) -> None:
         self._lr_owner: Any = None
         self._lr_readers: LrReaders | None = None
-        self._output_keys: dict[str, str] = {}
+        self._hub: Any = None  # the message hub the writers below write to
+        self._set_iter: Callable[[Any], None] | None = None
+        self._lr_writers: list[tuple[Callable[[Any], None], Callable[[], Any]]] = []
+        self._output_writers: dict[Any, Callable[[Any], None]] = {}
         self._outer_stage: Any = None
 
     def before_run(self, runner: Any) -> None:
@@ -128,41 +131,46 @@ class RuntimeInfoHook(Hook):
     def _watch_lr(self, wrapper: Any) -> None:
         self._lr_owner = wrapper
         self._lr_readers = lr_readers(wrapper) if wrapper is not None else None
+        self._hub = None  # the writers follow the readers
+
+    def _writers(self, hub: Any) -> None:
+        """Take the hub's writers for the keys written every iteration."""
+        self._hub = hub
+        self._set_iter = hub.info_writer("iter")
+        self._lr_writers = [(hub.scalar_writer(key), read) for key, read in self._lr_readers or ()]
+        self._output_writers = {}
 
     def before_train_epoch(self, runner: Any) -> None:
         runner.message_hub.update_info("epoch", runner.epoch)
 
     def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
-        hub = runner.message_hub
-        hub.update_info("iter", runner.iter)
         wrapper = runner.optim_wrapper
         if wrapper is not self._lr_owner:
             self._watch_lr(wrapper)
-        readers = self._lr_readers
-        if readers is not None:
-            for key, read in readers:
-                hub.update_scalar(key, read())
+        hub = runner.message_hub
+        if hub is not self._hub:
+            self._writers(hub)
+        self._set_iter(runner.iter)  # type: ignore[misc]
+        if self._lr_readers is not None:
+            for write, read in self._lr_writers:
+                write(read())
         else:
             for name, values in wrapper.get_lr().items():
-                hub.update_scalar(self._key(name), values[0])
+                hub.update_scalar(f"train/{name}", values[0])
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         if outputs:
             hub = runner.message_hub
-            keys = self._output_keys
+            if hub is not self._hub:
+                self._writers(hub)
+            writers = self._output_writers
             for name, value in outputs.items():
-                key = keys.get(name)
-                if key is None:
-                    key = self._key(name)
-                hub.update_scalar(key, value)
-
-    def _key(self, name: Any) -> str:
-        key = self._output_keys.get(name)
-        if key is None:
-            key = self._output_keys[name] = f"train/{name}"
-        return key
+                write = writers.get(name)
+                if write is None:
+                    write = writers[name] = hub.scalar_writer(f"train/{name}")
+                write(value)
 
     # ---------------------------------------------------------- evaluation
     def _enter(self, runner: Any, stage: str) -> None:

@@ -99,6 +99,11 @@ def resolve_tensors(buffers: Iterable[HistoryBuffer]) -> None:
             values[index] = number
 
 
+def _check_count(count: Any) -> None:
+    if not isinstance(count, (int, float)) or isinstance(count, bool):
+        raise TypeError(f"count must be an int or float, got {type(count).__name__}")
+
+
 def _check_max_length(max_length: Any) -> None:
     if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1:
         raise ValueError(f"max_length must be a positive int, got {max_length!r}")
@@ -152,22 +157,25 @@ class HistoryBuffer:
 
         O(1): two list appends for a Python number (amortised trimming).
         """
-        kind = type(value)
-        if kind is not float and kind is not int:
-            if kind is _tensor_type and value.is_cpu:  # a CPU loss: read it now
+        if type(count) is not int:
+            _check_count(count)
+        self.append(value)
+        if count != 1:
+            self._counts[-1] = count
+
+    def append(self, value: Any) -> None:
+        """``update(value)``: one value seen once (the per-iteration writers' path)."""
+        if type(value) is not float:
+            if type(value) is _tensor_type and value.is_cpu:  # a CPU loss: read it now
                 try:
                     value = value.item()
                 except RuntimeError:
                     raise _shape_error(value) from None
-            else:
+            elif type(value) is not int:
                 value = self._take(value)
-        if type(count) is not int and (
-            not isinstance(count, (int, float)) or isinstance(count, bool)
-        ):
-            raise TypeError(f"count must be an int or float, got {type(count).__name__}")
         values = self._values
         values.append(value)
-        self._counts.append(count)
+        self._counts.append(1)
         if len(values) > self._limit:
             self._trim()
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from ..utils.suggest import did_you_mean
@@ -95,6 +97,19 @@ class MessageHub(GlobalInstanceMixin):
                 buffer = self._log_scalars[key] = HistoryBuffer()
         buffer.update(value, count)
 
+    def scalar_writer(self, key: str, resumed: bool = True) -> Callable[[Any], None]:
+        """A function appending a value to scalar ``key``: ``update_scalar(key, v)`` minus
+        the lookups, for a hook that writes the same key every iteration.
+
+        It stays valid for the life of this hub (loading a state updates buffers
+        in place).
+        """
+        self._mark_resumed(key, resumed)
+        buffer = self._log_scalars.get(key)
+        if buffer is None:
+            buffer = self._log_scalars[key] = HistoryBuffer()
+        return buffer.append
+
     def update_scalars(self, log_dict: dict[str, Any], resumed: bool = True) -> None:
         """Update several scalars; a value may be ``dict(value=..., count=...)``."""
         if not isinstance(log_dict, dict):
@@ -132,6 +147,12 @@ class MessageHub(GlobalInstanceMixin):
             self._mark_resumed(key, resumed)
         self._runtime_info[key] = value
 
+    def info_writer(self, key: str, resumed: bool = True) -> Callable[[Any], None]:
+        """A function setting runtime information ``key`` (``update_info(key, v)`` with no
+        Python frame of its own), valid for the life of this hub."""
+        self._mark_resumed(key, resumed)
+        return partial(self._runtime_info.__setitem__, key)
+
     def update_info_dict(self, info_dict: dict[str, Any], resumed: bool = True) -> None:
         """Set several runtime information entries."""
         if not isinstance(info_dict, dict):
@@ -146,6 +167,14 @@ class MessageHub(GlobalInstanceMixin):
     def pop_info(self, key: str, default: Any = None) -> Any:
         """Remove and return runtime information ``key`` (``default`` when absent)."""
         return self._runtime_info.pop(key, default)
+
+    def _load_buffer(self, key: str, loaded: HistoryBuffer) -> None:
+        """Put ``loaded`` under ``key``, into the existing buffer object when there is one."""
+        existing = self._log_scalars.get(key)
+        if existing is None:
+            self._log_scalars[key] = loaded
+        else:
+            vars(existing).update(vars(loaded))
 
     @property
     def runtime_info(self) -> OrderedDict[str, Any]:
@@ -173,10 +202,16 @@ class MessageHub(GlobalInstanceMixin):
 
     def load_state_dict(self, state_dict: dict[str, Any] | MessageHub) -> None:
         """Load what :meth:`state_dict` saved (or copy everything from another hub)."""
+        # containers and buffers are updated in place: writers handed out stay valid
         if isinstance(state_dict, MessageHub):
-            self._log_scalars = copy.deepcopy(state_dict._log_scalars)
-            self._runtime_info = copy.deepcopy(state_dict._runtime_info)
-            self._resumed_keys = copy.deepcopy(state_dict._resumed_keys)
+            for key in [k for k in self._log_scalars if k not in state_dict._log_scalars]:
+                del self._log_scalars[key]  # a copy of everything: keys the other lacks go
+            for key, buffer in state_dict._log_scalars.items():
+                self._load_buffer(key, copy.deepcopy(buffer))
+            self._runtime_info.clear()
+            self._runtime_info.update(copy.deepcopy(state_dict._runtime_info))
+            self._resumed_keys.clear()
+            self._resumed_keys.update(state_dict._resumed_keys)
             return
         if not isinstance(state_dict, dict):
             raise TypeError(
@@ -189,9 +224,9 @@ class MessageHub(GlobalInstanceMixin):
             )
         for key, value in state_dict["log_scalars"].items():
             if isinstance(value, HistoryBuffer):
-                self._log_scalars[key] = copy.deepcopy(value)
+                self._load_buffer(key, copy.deepcopy(value))
             elif isinstance(value, dict):
-                self._log_scalars[key] = HistoryBuffer.from_state_dict(value)
+                self._load_buffer(key, HistoryBuffer.from_state_dict(value))
             else:
                 print_log(
                     f"scalar '{key}' in the loaded state is a {type(value).__name__}, not a "

@@ -150,3 +150,33 @@ def test_constructor_checks_arguments():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         MessageHub("ok", log_scalars={"x": HistoryBuffer()}, resumed_keys={"x": False})
+
+
+def test_writers_do_what_update_scalar_and_update_info_do():
+    hub, plain = MessageHub("hub"), MessageHub("plain")
+    write, set_eta = hub.scalar_writer("train/time"), hub.info_writer("eta")
+    for value in (1.0, 2, torch.tensor(4.0)):
+        write(value)
+        plain.update_scalar("train/time", value)
+    set_eta(7.5)
+    plain.update_info("eta", 7.5)
+    assert hub.state_dict() == plain.state_dict()
+    untracked = hub.scalar_writer("time", resumed=False)
+    untracked(1.0)
+    assert "time" not in hub.state_dict()["log_scalars"]
+    with pytest.raises(ValueError, match="resumed=False"):
+        hub.scalar_writer("time")
+
+
+def test_writers_stay_valid_when_a_state_is_loaded():
+    source = MessageHub("source")
+    source.update_scalar("train/loss", 9.0)
+    source.update_info("eta", 1.0)
+    for load in (source.state_dict(), source):
+        hub = MessageHub("hub")
+        write, set_eta = hub.scalar_writer("train/loss"), hub.info_writer("eta")
+        hub.load_state_dict(load)
+        write(3.0)
+        set_eta(2.0)
+        assert hub.get_scalar("train/loss").mean() == 6.0  # the loaded 9 and the written 3
+        assert hub.get_info("eta") == 2.0
