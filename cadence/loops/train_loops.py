@@ -110,7 +110,7 @@ class _TrainLoop(BaseLoop):
         self._iter = 0
         self._inner_iter = 0  # batches finished in the current epoch
         self._max_iters = 0  # set by the subclass (set_length)
-        self._finishing = ""  # "iter" or "epoch" while its after-hooks run
+        self._finishing = ""  # "after_train_iter" or "epoch" while those hooks run
         self._val_pending = False  # resumed from a checkpoint taken just before a validation
         self._iterated = False  # whether this process has built an iterator over the data
         self.val_begin = val_begin
@@ -166,6 +166,24 @@ class _TrainLoop(BaseLoop):
             return False
         return position % self._interval_at(position) == 0 or position == last
 
+    def _next_val(self, after: int, last: int) -> int:
+        """The first position after ``after`` where :meth:`_val_due` holds; ``last + 1`` if none.
+
+        Computed once per validation, so the loop compares one integer per step.
+        """
+        if self._runner.val_loop is None or last <= after or last < self.val_begin:
+            return last + 1
+        milestones, intervals = self._milestones, self._intervals
+        position = max(after + 1, self.val_begin)
+        while position < last:
+            segment = bisect.bisect(milestones, position) - 1
+            interval = intervals[segment]
+            due = -(-position // interval) * interval  # first multiple >= position
+            if segment + 1 == len(milestones) or due < milestones[segment + 1]:
+                return min(due, last)
+            position = milestones[segment + 1]
+        return last
+
     def _validate(self) -> None:
         """Run the validation loop; training's random streams come out as they went in."""
         with preserved_rng():
@@ -186,13 +204,24 @@ class _TrainLoop(BaseLoop):
     def run_iter(self, batch_idx: int, data_batch: Any) -> None:
         """One optimization step and its hooks."""
         runner = self._runner
-        runner.call_hook_positional("before_train_iter", batch_idx, data_batch)
-        outputs = runner.model.train_step(data_batch, optim_wrapper=runner.optim_wrapper)
-        extra = runner.optim_wrapper.pop_log_vars()
-        if extra:
-            outputs = {**outputs, **extra}
-        self._finishing = "iter"
-        runner.call_hook_positional("after_train_iter", batch_idx, data_batch, outputs)
+        hooks = runner.iter_hooks  # the hooks are called here, not through the runner: per step
+        stage, fn = "before_train_iter", None
+        try:
+            for fn in hooks[stage]:
+                fn(runner, batch_idx, data_batch)
+            fn = None
+            wrapper = runner.optim_wrapper
+            outputs = runner.model.train_step(data_batch, optim_wrapper=wrapper)
+            extra = wrapper.pop_log_vars()
+            if extra:
+                outputs = {**outputs, **extra}
+            self._finishing = stage = "after_train_iter"
+            for fn in hooks[stage]:
+                fn(runner, batch_idx, data_batch, outputs)
+        except Exception as exc:
+            if fn is not None:
+                runner.blame_hook(exc, stage, fn)
+            raise
         self._finishing = ""
         self._iter += 1
         self._inner_iter += 1
@@ -208,7 +237,7 @@ class _TrainLoop(BaseLoop):
         there precedes the validation that may follow the step (``val_pending``).
         """
         epoch, it, inner = self._epoch, self._iter, self._inner_iter
-        if self._finishing == "iter":
+        if self._finishing == "after_train_iter":
             it, inner = it + 1, inner + 1
         elif self._finishing == "epoch":
             epoch, inner = epoch + 1, 0
@@ -337,10 +366,26 @@ class _EndlessIterator:
         try:
             return next(self._it)
         except StopIteration:
-            self.epoch += 1
-            self._set_epoch()
-            self._it = iter(self.dataloader)
+            self._next_epoch()
             return next(self._it)
+
+    def _next_epoch(self) -> None:
+        self.epoch += 1
+        self._set_epoch()
+        self._it = iter(self.dataloader)
+
+    def __iter__(self) -> Iterator[Any]:
+        """The same batches as :meth:`__next__`, as a generator (cheaper per batch)."""
+        fresh = False  # the first pass may start at the end of an epoch (resume)
+        while True:
+            empty = True
+            for batch in self._it:
+                empty = False
+                yield batch
+            if empty and fresh:
+                raise RuntimeError("the training dataloader yields no batches")
+            self._next_epoch()
+            fresh = True
 
 
 @LOOPS.register_module()
@@ -377,7 +422,7 @@ class IterBasedTrainLoop(_TrainLoop):
             self._max_iters = _positive_int("max_iters", max_iters)
 
     def _val_due_after(self, epoch: int, it: int) -> bool:
-        return self._finishing == "iter" and self._val_due(it, self._max_iters)
+        return self._finishing == "after_train_iter" and self._val_due(it, self._max_iters)
 
     def run(self) -> Any:
         """Train to ``max_iters``; return the model."""
@@ -387,16 +432,27 @@ class IterBasedTrainLoop(_TrainLoop):
         self._run_pending_val()
         iterator = self._resume_iterator()
         runner.model.train()  # once, and again after each validation (it walks every module)
+        batches = iter(iterator)
+        # validation and interval changes happen at known iterations: one comparison per step
+        check = self._next_check()
         while self._iter < self._max_iters and not self.stop_training:
-            data_batch = next(iterator)
-            self.run_iter(self._inner_iter, data_batch)
-            self._update_val_interval(self._iter)
-            if self._val_due(self._iter, self._max_iters):
-                self._validate()
-                runner.model.train()
+            self.run_iter(self._inner_iter, next(batches))
+            if self._iter >= check:
+                self._update_val_interval(self._iter)
+                if self._val_due(self._iter, self._max_iters):
+                    self._validate()
+                    runner.model.train()
+                check = self._next_check()
         runner.call_hook("after_train_epoch")
         runner.call_hook("after_train")
         return runner.model
+
+    def _next_check(self) -> int:
+        """The next iteration that validates or starts another validation interval."""
+        it = self._iter
+        due = self._next_val(it, self._max_iters)
+        later = bisect.bisect(self._milestones, it)
+        return min(due, self._milestones[later]) if later < len(self._milestones) else due
 
     def _resume_iterator(self) -> _EndlessIterator:
         """An endless iterator positioned after the ``iter`` batches already trained on."""

@@ -108,10 +108,10 @@ class HookManager:
         self._calls = {
             stage: tuple(e.fn for e in entries) for stage, entries in self._table.items()
         }
-        self._positional = {
-            stage: tuple(_positional_call(e.fn, names) for e in self._table[stage])
+        self._positional.update(  # updated in place: loops hold this dict (positional_calls)
+            (stage, tuple(_positional_call(e.fn, names) for e in self._table[stage]))
             for stage, names in POSITIONAL_ARGS.items()
-        }
+        )
 
     def call(self, stage: str, runner: Any, **kwargs: Any) -> None:
         """Run ``stage`` on every hook that implements it; errors name hook and stage."""
@@ -138,8 +138,25 @@ class HookManager:
             for fn in calls:
                 fn(runner, *args)
         except Exception as exc:
-            self._name_culprit(exc, stage, self._calls[stage][calls.index(fn)])
+            self.blame(exc, stage, fn)
             raise
+
+    @property
+    def positional_calls(self) -> Mapping[str, tuple[Callable[..., Any], ...]]:
+        """Per iteration stage, the functions :meth:`call_positional` calls, in order.
+
+        The same mapping object for the life of this manager (registering a hook
+        updates it), so a loop may keep it and call the hooks itself; it then
+        reports a hook's error with :meth:`blame`.
+        """
+        return self._positional
+
+    def blame(self, exc: BaseException, stage: str, fn: Any) -> None:
+        """Note on ``exc`` which hook raised it, ``fn`` being one of
+        ``positional_calls[stage]``."""
+        calls = self._positional.get(stage, ())
+        if fn in calls:
+            self._name_culprit(exc, stage, self._calls[stage][calls.index(fn)])
 
     def _name_culprit(self, exc: BaseException, stage: str, fn: Any) -> None:
         entry = next((e for e in self._table.get(stage, ()) if e.fn == fn), None)

@@ -151,6 +151,8 @@ class Runner(CheckpointMixin):
         self._val_loop: Any = None
         self._test_loop: Any = None
         self._hooks = HookManager()
+        #: per iteration stage, the hook functions to call by position (loops call them)
+        self.iter_hooks = self._hooks.positional_calls
         self._set_up = False
         self._loaded = False
         #: Set when training ended early on SIGTERM/SIGUSR1 (see PreemptionHook).
@@ -255,6 +257,10 @@ class Runner(CheckpointMixin):
     def call_hook_positional(self, fn_name: str, *args: Any) -> None:
         """:meth:`call_hook` with the stage's arguments by position (for per-iteration stages)."""
         self._hooks.call_positional(fn_name, self, *args)
+
+    def blame_hook(self, exc: BaseException, fn_name: str, fn: Any) -> None:
+        """Note on ``exc`` the hook whose function ``fn`` (from :attr:`iter_hooks`) raised it."""
+        self._hooks.blame(exc, fn_name, fn)
 
     def describe_hooks(self) -> str:
         """For each stage, the hooks that run there, in order."""

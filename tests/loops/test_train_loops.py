@@ -339,3 +339,105 @@ def test_set_length_refuses_what_the_loop_cannot_count(tmp_path):
     assert loop.max_iters == 5
     with pytest.raises(ValueError, match="max_epochs must be a positive int"):
         Runner.from_cfg(config(tmp_path, "epochs")).train_loop.set_length(max_epochs=True)
+
+
+# ------------------------------------------------- when validation is due
+class _ValRunner:
+    """Just enough runner for a loop to decide when it validates."""
+
+    val_loop = object()
+
+
+def test_the_next_validation_is_the_first_position_where_one_is_due():
+    for seed in range(200):
+        _check_next_validation(random.Random(seed))
+
+
+def _check_next_validation(rng: random.Random) -> None:
+    from cadence.loops import IterBasedTrainLoop
+
+    begin = rng.randint(1, 12)
+    milestones = sorted(rng.sample(range(begin, 40), rng.randint(0, 3)))
+    dynamic = [(m, rng.randint(1, 9)) for m in milestones]
+    loop = IterBasedTrainLoop(_ValRunner(), torch.utils.data.DataLoader(range(4)), max_iters=5,
+                              val_begin=begin, val_interval=rng.randint(1, 9),
+                              dynamic_intervals=dynamic)  # fmt: skip
+    last = rng.randint(1, 45)
+    for after in range(0, last + 1):
+        due = [p for p in range(after + 1, last + 1) if loop._val_due(p, last)]
+        assert loop._next_val(after, last) == (due[0] if due else last + 1), (after, last)
+
+
+def test_an_iteration_loop_validates_at_the_same_iterations_with_dynamic_intervals(tmp_path):
+    """Validation at 5, 10 (interval 5), then every 2 from iteration 12, and at the end (17)."""
+    cfg = config(tmp_path, "dyn", val=True,
+                 train_cfg=dict(type="IterBasedTrainLoop", max_iters=17, val_begin=5,
+                                val_interval=5, dynamic_intervals=[(11, 2)]))  # fmt: skip
+    _, record = train(cfg)
+    assert [it for _, it, _ in record.vals] == [5, 10, 12, 14, 16, 17]
+
+
+def test_an_iteration_loop_over_an_empty_dataloader_says_so(tmp_path):
+    cfg = config(tmp_path, "empty", train_cfg=dict(type="IterBasedTrainLoop", max_iters=3),
+                 train_dataloader=loader(n=2, drop_last=True))  # fmt: skip
+    cfg["train_dataloader"]["batch_size"] = 4
+    with pytest.raises(RuntimeError, match="yields no batches"):
+        train(cfg)
+
+
+# ------------------------------------------------------ hooks per iteration
+class Boom(Hook):
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+
+    def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
+        if self.stage == "before_train_iter":
+            raise KeyError("boom")
+
+    def after_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None,
+                         outputs: Any = None) -> None:  # fmt: skip
+        if self.stage == "after_train_iter":
+            raise KeyError("boom")
+
+
+@pytest.mark.parametrize("stage", ["before_train_iter", "after_train_iter"])
+def test_a_hook_failing_in_an_iteration_is_named_with_its_stage(tmp_path, stage):
+    runner = Runner.from_cfg(config(tmp_path, "boom", train_cfg=dict(type="IterBasedTrainLoop",
+                                                                     max_iters=3)))  # fmt: skip
+    runner.register_hook(Boom(stage))
+    with pytest.raises(KeyError) as info:
+        runner.train()
+    notes = "".join(getattr(info.value, "__notes__", []))
+    assert "'Boom'" in notes and stage in notes
+
+
+class FailingNet(DropoutNet):
+    def forward(self, inputs: Any, data_samples: Any = None, mode: str = "tensor") -> Any:
+        raise KeyError("model")
+
+
+def test_a_model_failing_in_an_iteration_is_not_blamed_on_a_hook(tmp_path):
+    MODELS.register_module(module=FailingNet, force=True)
+    runner = Runner.from_cfg(config(tmp_path, "model", model=dict(type="FailingNet")))
+    with pytest.raises(KeyError) as info:
+        runner.train()
+    assert not getattr(info.value, "__notes__", [])
+
+
+class AddsAHook(Hook):
+    """Registers another hook when training starts."""
+
+    def __init__(self, added: Record) -> None:
+        self.added = added
+
+    def before_train(self, runner: Any) -> None:
+        runner.register_hook(self.added)
+
+
+def test_a_hook_registered_when_training_starts_is_called_every_iteration(tmp_path):
+    runner = Runner.from_cfg(config(tmp_path, "late", train_cfg=dict(type="IterBasedTrainLoop",
+                                                                     max_iters=5)))  # fmt: skip
+    late = Record()
+    runner.register_hook(AddsAHook(late))
+    runner.train()
+    assert len(late.losses) == 5
