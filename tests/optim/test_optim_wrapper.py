@@ -479,3 +479,19 @@ def test_accumulation_pending_sees_an_open_window_in_any_wrapper():
     assert accumulation_pending(a) and accumulation_pending(both) and not accumulation_pending(b)
     a.update_params(model_a(torch.ones(1, 2)).sum())  # closes it
     assert not accumulation_pending(both)
+
+
+@pytest.mark.parametrize("method", ["scale_loss", "backward", "should_update", "step", "zero_grad"])
+def test_update_params_calls_a_subclass_override(method):
+    """update_params skips its own small steps only when no subclass replaces one of them."""
+    calls: list[str] = []
+
+    def record(self, *args, **kwargs):
+        calls.append(method)
+        return getattr(OptimWrapper, method)(self, *args, **kwargs)
+
+    Subclass = type("Subclass", (OptimWrapper,), {method: record})
+    model = _model()
+    wrapper = Subclass(_sgd(model))
+    wrapper.update_params(_loss(model, *_data(4)))
+    assert calls == [method]

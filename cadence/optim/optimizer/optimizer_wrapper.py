@@ -26,6 +26,10 @@ def _check_count(name: str, value: Any, minimum: int) -> int:
 _NO_CONTEXT: AbstractContextManager[Any] = nullcontext()
 
 
+#: The methods :meth:`OptimWrapper.update_params` calls; it skips them when none is overridden.
+_STEPS = frozenset(("scale_loss", "backward", "should_update", "step", "zero_grad"))
+
+
 @OPTIM_WRAPPERS.register_module()
 class OptimWrapper(BaseOptimWrapper):
     """Update parameters with one optimizer, accumulating and clipping gradients.
@@ -68,6 +72,11 @@ class OptimWrapper(BaseOptimWrapper):
         self._max_counts = -1
         self._remainder_counts = -1
         self._grad_norm: Tensor | None = None
+        # no accumulation and no subclass overriding a step: update_params calls
+        # the optimizer directly (the same calls, fewer Python frames)
+        self._direct = self._accumulative_counts == 1 and all(
+            getattr(type(self), name) is getattr(OptimWrapper, name) for name in _STEPS
+        )
 
     # ------------------------------------------------------------ updating
     def update_params(
@@ -77,6 +86,14 @@ class OptimWrapper(BaseOptimWrapper):
         zero_kwargs: dict[str, Any] | None = None,
     ) -> None:
         """Back-propagate the scaled ``loss``; step and zero the gradients when due."""
+        if self._direct and not step_kwargs and not zero_kwargs:
+            loss.backward()
+            self._inner_count += 1
+            if self._clipper is not None:
+                self._clip_grad()
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+            return
         self.backward(self.scale_loss(loss))
         if self.should_update():
             if step_kwargs:
