@@ -59,6 +59,7 @@ class PreemptionHook(Hook):
         self.received: tuple[str, float] | None = None
         self._previous: dict[int, Any] = {}
         self._active = False
+        self._world_size = 1
 
     # ------------------------------------------------------------ handlers
     def _handle(self, signum: int, frame: Any) -> None:
@@ -71,6 +72,7 @@ class PreemptionHook(Hook):
 
     def before_train(self, runner: Any) -> None:
         self.received = None
+        self._world_size = runner.world_size
         if threading.current_thread() is not threading.main_thread():
             runner.logger.warning("PreemptionHook: not on the main thread; signals not caught")
             return
@@ -91,8 +93,6 @@ class PreemptionHook(Hook):
 
     # -------------------------------------------------------------- stages
     def _should_stop(self, runner: Any) -> bool:
-        if runner.world_size <= 1:
-            return self.received is not None
         if (runner.iter + 1) % self.sync_interval:
             return False
         import torch
@@ -105,7 +105,12 @@ class PreemptionHook(Hook):
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
-        if not self._should_stop(runner) or accumulation_pending(runner.optim_wrapper):
+        if self._world_size <= 1:  # one process: no agreement needed, one comparison
+            if self.received is None:
+                return
+        elif not self._should_stop(runner):
+            return
+        if accumulation_pending(runner.optim_wrapper):
             return
         name, at = self.received or ("a signal on another rank", time.monotonic())
         path = runner.save_checkpoint(

@@ -96,7 +96,10 @@ class BaseModel(BaseModule):
         e.g. autocast or no-sync) and ``update_params(loss)``.
         """
         with optim_wrapper.optim_context(self):
-            data = self.data_preprocessor(data, True)
+            # the submodule straight from ``_modules``: ``self.data_preprocessor`` would go
+            # through nn.Module.__getattr__, after a failed lookup that builds an exception
+            preprocess: Any = self._modules["data_preprocessor"]
+            data = preprocess(data, True)
             losses = self._run_forward(data, mode="loss")
         loss, log_vars = self.parse_losses(losses)
         optim_wrapper.update_params(loss)
@@ -104,19 +107,17 @@ class BaseModel(BaseModule):
 
     def val_step(self, data: Any) -> list[Any]:
         """Preprocess ``data`` and return the predictions (the loop disables grad)."""
-        data = self.data_preprocessor(data, False)
-        return self._run_forward(data, mode="predict")
+        preprocess: Any = self._modules["data_preprocessor"]
+        return self._run_forward(preprocess(data, False), mode="predict")
 
     def test_step(self, data: Any) -> list[Any]:
         """Same as :meth:`val_step`."""
-        data = self.data_preprocessor(data, False)
-        return self._run_forward(data, mode="predict")
+        preprocess: Any = self._modules["data_preprocessor"]
+        return self._run_forward(preprocess(data, False), mode="predict")
 
-    def parse_losses(
-        self, losses: dict[str, Any]
-    ) -> tuple[torch.Tensor, OrderedDict[str, torch.Tensor]]:
-        """Reduce the loss dict to ``(total loss, log_vars)``; see :func:`parse_losses`."""
-        return parse_losses(losses)
+    #: Reduce the loss dict to ``(total loss, log_vars)`` (:func:`parse_losses`); override
+    #: ``parse_losses(self, losses)`` to change it.
+    parse_losses = staticmethod(parse_losses)
 
     def _run_forward(self, data: Any, mode: str) -> Any:
         """Call ``self(**data, mode=mode)`` for a dict, ``self(*data, mode=mode)`` for a list."""

@@ -59,7 +59,13 @@ class BaseDataPreprocessor(nn.Module):
         strings, bytes, None and other objects are returned as they are.
         """
         if type(data) is dict:  # the common batch: a plain dict, often of tensors
-            return {key: self._cast_item(value) for key, value in data.items()}
+            moved = {}
+            host = self._host
+            for key, value in data.items():  # a plain loop: no call per item for host tensors
+                if not (host and type(value) is torch.Tensor and value.is_cpu):
+                    value = self.cast_data(value)
+                moved[key] = value
+            return moved
         if isinstance(data, torch.Tensor):
             if type(data) is torch.Tensor and self._host and data.is_cpu:
                 return data
@@ -79,11 +85,6 @@ class BaseDataPreprocessor(nn.Module):
                 return to(self._device, non_blocking=True)
             return to(self._device)
         return data
-
-    def _cast_item(self, value: Any) -> Any:
-        if type(value) is torch.Tensor and self._host and value.is_cpu:
-            return value  # ``.to`` would return it too, through the dispatcher
-        return self.cast_data(value)
 
     @property
     def _device(self) -> torch.device:
