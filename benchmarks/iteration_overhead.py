@@ -7,7 +7,7 @@ What makes the comparison fair:
 
 * Same data, model shape, optimizer, shuffling ``DataLoader`` and collate
   function (batches are ``dict(inputs=..., data_samples=...)`` in both).
-* Both log a line every 50 iterations at INFO level, to a console stream and to
+* Both log a line every 50 iterations (``--log-interval``) at INFO level, to a console stream and to
   a log file. The console of both is the same sink (``--sink``: ``null``, the
   default, is ``os.devnull``; ``stdout`` is this process's stdout), and each
   writes its own log file in a temporary folder.
@@ -30,7 +30,8 @@ the same ratio. mmengine's runner imports ``cv2`` for a visualisation hook this
 benchmark never uses; without OpenCV an empty stand-in module is inserted.
 
     python benchmarks/iteration_overhead.py [--iters 2000] [--rounds 5] [--medium]
-        [--threads 1] [--sink null|stdout] [--progress off|auto|bar] [--no-others]
+        [--threads 1] [--log-interval 50] [--sink null|stdout] [--progress off|auto|bar]
+        [--no-others] [--without HOOK ...]
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ def hand_written(
                 loss.backward()
                 opt.step()
                 it += 1
-                if it % LOG_INTERVAL == 0:
+                if it % args.log_interval == 0:
                     logger.info("Iter [%d/%d] lr: %.4e loss: %.4f", it, iters, 0.01, loss.item())
                 if it == iters:
                     break
@@ -177,7 +178,7 @@ def _default_hooks(args: argparse.Namespace, progress: dict[str, Any]) -> dict[s
     from cadence.runner.runner import DEFAULT_HOOKS
 
     hooks: dict[str, Any] = dict(
-        logger=dict(type="LoggerHook", interval=LOG_INTERVAL, **progress), checkpoint=None
+        logger=dict(type="LoggerHook", interval=args.log_interval, **progress), checkpoint=None
     )
     dropped = DEFAULT_HOOKS if "all" in args.without else args.without
     for name in dropped:
@@ -274,7 +275,7 @@ def with_mmengine(
             train_cfg=dict(by_epoch=False, max_iters=iters),
             optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.01)),
             default_hooks=dict(
-                logger=dict(type="LoggerHook", interval=LOG_INTERVAL), checkpoint=None
+                logger=dict(type="LoggerHook", interval=args.log_interval), checkpoint=None
             ),  # fmt: skip
             log_processor=dict(by_epoch=False),
             log_level="INFO",
@@ -297,6 +298,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--medium", action="store_true", help="MLP 512->2048->10, batch 256")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--log-interval", type=int, default=LOG_INTERVAL,
+                        help="iterations between log lines, every loop (default 50)")  # fmt: skip
     parser.add_argument("--sink", choices=("null", "stdout"), default="null",
                         help="where both loops' console lines go")  # fmt: skip
     parser.add_argument("--progress", choices=("off", "auto", "bar"), default=None,

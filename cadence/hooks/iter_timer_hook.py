@@ -18,10 +18,6 @@ def _length(loop: Any) -> int:
         return 0
 
 
-def _unset(*args: Any) -> None:
-    raise AssertionError("IterTimerHook: message hub writers used before they were taken")
-
-
 @HOOKS.register_module()
 class IterTimerHook(Hook):
     """Record ``<mode>/data_time`` and ``<mode>/time`` per iteration, and ``eta``.
@@ -40,10 +36,10 @@ class IterTimerHook(Hook):
     priority = "NORMAL"
 
     def __init__(self) -> None:
-        self._hub: Any = None  # the message hub the writers below write to
-        self._write_data_time: Callable[[Any], None] = _unset
-        self._write_time: Callable[[Any], None] = _unset
-        self._set_eta: Callable[[Any], None] = _unset
+        self._hub: Any = None  # the message hub the writers below write to (taken on first use)
+        self._write_data_time: Callable[[Any], None] | None = None
+        self._write_time: Callable[[Any], None] | None = None
+        self._set_eta: Callable[[Any], None] | None = None
         self._last = 0.0
         self._train_time = 0.0
         self._train_done = 0
@@ -70,7 +66,7 @@ class IterTimerHook(Hook):
         waited = perf_counter() - self._last
         if runner.message_hub is not self._hub:
             self._writers(runner.message_hub)
-        self._write_data_time(waited)
+        self._write_data_time(waited)  # type: ignore[misc]
 
     def after_train_iter(
         self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
@@ -80,10 +76,10 @@ class IterTimerHook(Hook):
         self._last = now
         if runner.message_hub is not self._hub:
             self._writers(runner.message_hub)
-        self._write_time(elapsed)
+        self._write_time(elapsed)  # type: ignore[misc]
         total = self._train_time = self._train_time + elapsed
         done = self._train_done = self._train_done + 1
-        self._set_eta(total / done * (self._train_left - done))
+        self._set_eta(total / done * (self._train_left - done))  # type: ignore[misc]
 
     # ----------------------------------------------------------- evaluation
     def _before_eval_epoch(self, loop: Any) -> None:
