@@ -42,7 +42,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    wl = argparse.Namespace(dim=32, hidden=64, batch=32, progress=None, without=[])
+    wl = argparse.Namespace(
+        dim=32, hidden=64, batch=32, progress=None, without=[], log_interval=bench.LOG_INTERVAL
+    )
     data = bench.make_data(wl.batch * 64, wl.dim, 10)
     with open(os.devnull, "w") as sink:
         hand = statistics.median(
