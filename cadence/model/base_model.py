@@ -8,8 +8,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..registry import MODELS
 from ..optim import NO_CONTEXT
+from ..registry import MODELS
 from .base_module import BaseModule
 from .data_preprocessor import BaseDataPreprocessor, _cuda_device, _target_device
 
