@@ -362,20 +362,8 @@ class _EndlessIterator:
         if callable(set_epoch):
             set_epoch(self.epoch)
 
-    def __next__(self) -> Any:
-        try:
-            return next(self._it)
-        except StopIteration:
-            self._next_epoch()
-            return next(self._it)
-
-    def _next_epoch(self) -> None:
-        self.epoch += 1
-        self._set_epoch()
-        self._it = iter(self.dataloader)
-
     def __iter__(self) -> Iterator[Any]:
-        """The same batches as :meth:`__next__`, as a generator (cheaper per batch)."""
+        """The batches, epoch after epoch (a generator: cheap per batch)."""
         fresh = False  # the first pass may start at the end of an epoch (resume)
         while True:
             empty = True
@@ -384,7 +372,9 @@ class _EndlessIterator:
                 yield batch
             if empty and fresh:
                 raise RuntimeError("the training dataloader yields no batches")
-            self._next_epoch()
+            self.epoch += 1
+            self._set_epoch()
+            self._it = iter(self.dataloader)
             fresh = True
 
 
@@ -430,9 +420,8 @@ class IterBasedTrainLoop(_TrainLoop):
         self._before_train()
         runner.call_hook("before_train_epoch")
         self._run_pending_val()
-        iterator = self._resume_iterator()
+        batches = self._resume_iterator()
         runner.model.train()  # once, and again after each validation (it walks every module)
-        batches = iter(iterator)
         # validation and interval changes happen at known iterations: one comparison per step
         check = self._next_check()
         while self._iter < self._max_iters and not self.stop_training:
@@ -454,8 +443,8 @@ class IterBasedTrainLoop(_TrainLoop):
         later = bisect.bisect(self._milestones, it)
         return min(due, self._milestones[later]) if later < len(self._milestones) else due
 
-    def _resume_iterator(self) -> _EndlessIterator:
-        """An endless iterator positioned after the ``iter`` batches already trained on."""
+    def _resume_iterator(self) -> Iterator[Any]:
+        """Endless batches, positioned after the ``iter`` batches already trained on."""
         from ..dataset import InfiniteSampler
 
         sampler, _ = index_sampler(self.dataloader)
@@ -464,9 +453,10 @@ class IterBasedTrainLoop(_TrainLoop):
         else:
             loader_epoch, within = 0, self._iter
         keep_rng = self._keep_rng(mid_epoch=within > 0)
-        iterator = _EndlessIterator(self.dataloader, loader_epoch, within, keep_rng)
-        if within and not iterator.skipped:
+        endless = _EndlessIterator(self.dataloader, loader_epoch, within, keep_rng)
+        batches = iter(endless)
+        if within and not endless.skipped:
             warnings.warn("the train sampler cannot skip ahead; replaying batches", stacklevel=2)
             for _ in range(within):
-                next(iterator)
-        return iterator
+                next(batches)
+        return batches

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections import OrderedDict
 from typing import Any
 
 import torch
 from torch import nn
 
-from ..optim import NO_CONTEXT
 from ..registry import MODELS
 from .base_module import BaseModule
 from .data_preprocessor import BaseDataPreprocessor, _cuda_device, _target_device
@@ -16,7 +16,7 @@ from .data_preprocessor import BaseDataPreprocessor, _cuda_device, _target_devic
 
 def parse_losses(
     losses: dict[str, Any],
-) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+) -> tuple[torch.Tensor, OrderedDict[str, torch.Tensor]]:
     """Reduce a loss dict to ``(total, log_vars)``.
 
     Each entry becomes its mean (a list of tensors: the sum of their means).
@@ -27,7 +27,7 @@ def parse_losses(
     if type(losses) is dict and len(losses) == 1:  # fast path: just ``{'loss': scalar}``
         value = losses.get("loss")
         if type(value) is torch.Tensor and value.dim() == 0:
-            return value, {"loss": value.detach()}
+            return value, OrderedDict(loss=value.detach())
     if not isinstance(losses, dict):
         raise TypeError(
             f"the forward pass in 'loss' mode must return a dict of losses, got "
@@ -61,7 +61,7 @@ def parse_losses(
     total = loss_terms[0]
     for term in loss_terms[1:]:
         total = total + term
-    log_vars = {"loss": total.detach()}
+    log_vars: OrderedDict[str, torch.Tensor] = OrderedDict(loss=total.detach())
     for name, value in reduced:
         if name != "loss":
             log_vars[name] = value.detach()
@@ -89,21 +89,18 @@ class BaseModel(BaseModule):
         super().__init__(init_cfg)
         self.data_preprocessor = build_data_preprocessor(data_preprocessor)
 
-    def train_step(self, data: Any, optim_wrapper: Any) -> dict[str, torch.Tensor]:
+    def train_step(self, data: Any, optim_wrapper: Any) -> OrderedDict[str, torch.Tensor]:
         """Preprocess, compute losses, update parameters; return detached log variables.
 
         ``optim_wrapper`` provides ``optim_context(model)`` (a context manager,
         e.g. autocast or no-sync) and ``update_params(loss)``.
         """
-        # the submodule straight from ``_modules``: ``self.data_preprocessor`` would go
-        # through nn.Module.__getattr__, after a failed lookup that builds an exception
-        preprocess: Any = self._modules["data_preprocessor"]
-        context = optim_wrapper.optim_context(self)
-        if context is NO_CONTEXT:  # nothing to enter: no with-statement (this runs every step)
-            losses = self._run_forward(preprocess(data, True), mode="loss")
-        else:
-            with context:
-                losses = self._run_forward(preprocess(data, True), mode="loss")
+        with optim_wrapper.optim_context(self):
+            # the submodule straight from ``_modules``: ``self.data_preprocessor`` would go
+            # through nn.Module.__getattr__, after a failed lookup that builds an exception
+            preprocess: Any = self._modules["data_preprocessor"]
+            data = preprocess(data, True)
+            losses = self._run_forward(data, mode="loss")
         loss, log_vars = self.parse_losses(losses)
         optim_wrapper.update_params(loss)
         return log_vars

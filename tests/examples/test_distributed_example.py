@@ -24,7 +24,7 @@ CONFIGS = os.path.join(ROOT, "examples", "distributed", "configs")
 @pytest.mark.parametrize("strategy", ["ddp", "fsdp", "deepspeed"])
 def test_two_process_run_writes_weights_that_predict_on_one_device(tmp_path, strategy):
     if strategy == "deepspeed":
-        pytest.importorskip("deepspeed")
+        pytest.importorskip("deepspeed", reason="deepspeed not installed (cadence[deepspeed])")
     config = os.path.join(CONFIGS, f"cnn_2xb16_digits_{strategy}.py")
     run_example(
         "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(free_port()),

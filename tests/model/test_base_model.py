@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections import OrderedDict
 
 import pytest
 import torch
@@ -75,7 +76,7 @@ def test_train_step_lowers_the_loss_and_returns_detached_log_vars():
 
     history = [model.train_step(data, wrapper) for _ in range(30)]
     first = history[0]
-    assert type(first) is dict  # ordered: the total first
+    assert isinstance(first, OrderedDict)
     assert list(first) == ["loss", "loss_mse", "loss_l1", "acc"]
     assert torch.allclose(first["loss"], expected_first)
     assert torch.allclose(first["loss"], first["loss_mse"] + first["loss_l1"])
@@ -137,7 +138,7 @@ def test_parse_losses_single_scalar_loss_matches_the_general_rule():
     loss = weight * 3.0
     total, log_vars = parse_losses({"loss": loss})
     assert total is loss  # nothing recomputed: the total is the loss itself
-    assert list(log_vars) == ["loss"] and type(log_vars) is dict
+    assert list(log_vars) == ["loss"] and type(log_vars) is OrderedDict
     assert log_vars["loss"].item() == 6.0 and not log_vars["loss"].requires_grad
     # a one-element loss that is not 0-dim still goes through the mean
     total, log_vars = parse_losses({"loss": torch.tensor([4.0, 2.0])})

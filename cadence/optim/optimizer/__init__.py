@@ -5,14 +5,13 @@ from .base import BaseOptimWrapper
 from .builder import build_optim_wrapper
 from .clip import GradClipper
 from .default_constructor import DefaultOptimWrapperConstructor
-from .optimizer_wrapper import NO_CONTEXT, OptimWrapper
+from .optimizer_wrapper import OptimWrapper
 from .optimizer_wrapper_dict import OptimWrapperDict, accumulation_pending
 from .paramwise import ParamwiseRules
 from .torch_registry import register_torch_lr_schedulers, register_torch_optimizers
 
 __all__ = [
-    "NO_CONTEXT", "AmpOptimWrapper", "BaseOptimWrapper", "DefaultOptimWrapperConstructor",
-    "GradClipper",
+    "AmpOptimWrapper", "BaseOptimWrapper", "DefaultOptimWrapperConstructor", "GradClipper",
     "OptimWrapper", "OptimWrapperDict", "ParamwiseRules", "build_optim_wrapper",
     "accumulation_pending", "register_torch_lr_schedulers", "register_torch_optimizers",
 ]  # fmt: skip

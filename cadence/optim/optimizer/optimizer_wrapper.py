@@ -22,9 +22,8 @@ def _check_count(name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
-#: What ``optim_context`` returns when there is nothing to enter (one shared object:
-#: ``nullcontext`` keeps no state), so a caller may skip the ``with`` statement.
-NO_CONTEXT: AbstractContextManager[Any] = nullcontext()
+#: Reusable (``nullcontext`` keeps no state), so a plain iteration allocates nothing here.
+_NO_CONTEXT: AbstractContextManager[Any] = nullcontext()
 
 
 #: The methods :meth:`OptimWrapper.update_params` calls; it skips them when none is overridden.
@@ -155,7 +154,7 @@ class OptimWrapper(BaseOptimWrapper):
             no_sync = getattr(model, "no_sync", None)
             if no_sync is not None:
                 return no_sync()
-        return NO_CONTEXT
+        return _NO_CONTEXT
 
     # ------------------------------------------------------------ counting
     def initialize_count_status(self, model: nn.Module, init_counts: int, max_counts: int) -> None:
