@@ -190,8 +190,15 @@ def _default_hooks(args: argparse.Namespace, progress: dict[str, Any]) -> dict[s
     return hooks
 
 
-def with_runner(data: TensorDataset, args: argparse.Namespace, iters: int, sink: IO[str]) -> Timing:
-    """Seconds per iteration of the same training through cadence's Runner."""
+def with_runner(
+    data: TensorDataset,
+    args: argparse.Namespace,
+    iters: int,
+    sink: IO[str],
+    custom_hooks: list[Hook] | None = None,
+) -> Timing:
+    """Seconds per iteration of the same training through cadence's Runner
+    (``custom_hooks`` are registered beside the default ones)."""
     progress = {} if args.progress is None else {"progress": args.progress}
     with tempfile.TemporaryDirectory() as work, contextlib.redirect_stdout(sink):
         runner = Runner(
@@ -204,6 +211,7 @@ def with_runner(data: TensorDataset, args: argparse.Namespace, iters: int, sink:
             log_processor=dict(by_epoch=False),
             log_level="INFO",
             randomness=dict(seed=0),
+            custom_hooks=custom_hooks,
         )
         clock = _Clock()
         runner.register_hook(clock)
