@@ -2,20 +2,20 @@
 
 A checkpoint file is written under a temporary name, fsynced, renamed into
 place, and described by a small JSON manifest beside it
-(``<file>.manifest.json``: size, checksum, bytes per top-level key).
+(``<file>.manifest.json``: size and SHA-256 of the file and of every file in
+its companion folders, bytes per top-level key).
 
-The checksum costs next to nothing at save time: ``torch.save`` writes a zip
-archive and computes the CRC-32 of every record while it streams the bytes
-out; the manifest keeps a digest of those (name, size, CRC) entries.
-Verification compares that digest with the archive's directory and recomputes
-every record's CRC-32. (When torch is told not to compute CRCs, the manifest
-holds the CRC-32 of the whole file instead, computed while fsync runs.)
-Reading checks the manifest first and loads with ``torch.load(weights_only=True)``;
-anything wrong raises :class:`CheckpointError`.
+The file's SHA-256 is computed on a second thread while fsync waits on the
+disk. Reading verifies the size and SHA-256 of every file of the checkpoint
+before any byte of it is deserialised, then loads with
+``torch.load(weights_only=True)``; anything wrong raises :class:`CheckpointError`.
+Manifests of version 1 (CRC-32 of the zip records, companion sizes only) are
+still verified as far as they go.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -33,9 +33,11 @@ from torch import nn
 
 MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_FORMAT = "cadence-checkpoint"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 #: Companion folders some strategies write beside the checkpoint file.
 COMPANION_SUFFIXES = (".dcp", ".ds")
+#: ``{path relative to the checkpoint's folder: {"size": bytes, "sha256": hex}}``
+FileDigests = dict[str, dict[str, Any]]
 _READ_CHUNK = 16 << 20
 
 
@@ -67,6 +69,17 @@ def file_crc32(filename: str) -> tuple[int, int]:
     return crc, size
 
 
+def file_sha256(filename: str) -> tuple[str, int]:
+    """SHA-256 (hex) and size of a file's bytes."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(filename, "rb") as f:
+        while chunk := f.read(_READ_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
 def tensor_bytes(obj: Any) -> int:
     """Bytes held by the tensors inside ``obj`` (nested dicts, lists, tuples)."""
     if isinstance(obj, torch.Tensor):
@@ -93,14 +106,6 @@ def _write_json_atomic(data: Mapping[str, Any], filename: str) -> None:
         raise
 
 
-def _torch_writes_crc() -> bool:
-    try:
-        from torch.utils.serialization import config
-    except ImportError:  # older torch: CRCs are always written
-        return True
-    return bool(getattr(config.save, "compute_crc32", True))
-
-
 def _records_digest(archive: zipfile.ZipFile) -> str:
     """CRC-32 over the (name, size, CRC-32) entries of a zip archive's directory."""
     crc = 0
@@ -109,30 +114,29 @@ def _records_digest(archive: zipfile.ZipFile) -> str:
     return f"{crc:08x}"
 
 
-def _checksum_and_sync(f: Any, tmp: str) -> dict[str, Any]:
-    """fsync the written file ``f`` (path ``tmp``); return its manifest checksum fields."""
-    if _torch_writes_crc():
-        with zipfile.ZipFile(tmp) as archive:  # reads only the directory at the end
-            fields: dict[str, Any] = {
-                "records": len(archive.infolist()),
-                "records_crc32": _records_digest(archive),
-            }
-        os.fsync(f.fileno())
-        return fields
-    # The checksum reads the bytes back (page cache) while fsync waits on the disk.
+def _checksum_and_sync(f: Any, tmp: str) -> str:
+    """fsync the written file ``f`` (path ``tmp``); return its SHA-256.
+
+    The digest reads the bytes back (page cache) while fsync waits on the disk.
+    """
     with ThreadPoolExecutor(1) as pool:
-        checksum = pool.submit(file_crc32, tmp)
+        checksum = pool.submit(file_sha256, tmp)
         os.fsync(f.fileno())
-        crc, _ = checksum.result()
-    return {"crc32": f"{crc:08x}"}
+        digest, _ = checksum.result()
+    return digest
 
 
-def atomic_torch_save(obj: Any, filename: str, manifest: bool = True) -> dict[str, Any]:
+def atomic_torch_save(
+    obj: Any, filename: str, manifest: bool = True, files: FileDigests | None = None
+) -> dict[str, Any]:
     """``torch.save`` to a temporary file, fsync, rename over ``filename``, write its manifest.
 
-    Returns the manifest (size, checksum, bytes per top-level key). A crash at
-    any point leaves any earlier ``filename`` intact or replaced whole; the
-    manifest is renamed after the data, so a stale manifest can only make a
+    Returns the manifest (size, SHA-256, bytes per top-level key, and the size
+    and SHA-256 of every file in the companion folders). ``files`` gives those
+    companion digests when the caller computed them already (ranks share the
+    hashing in distributed strategies); otherwise they are computed here. A
+    crash at any point leaves any earlier ``filename`` intact or replaced whole;
+    the manifest is renamed after the data, so a stale manifest can only make a
     file look corrupt, never make a corrupt file look sound.
     """
     directory = os.path.dirname(os.path.abspath(filename))
@@ -142,7 +146,7 @@ def atomic_torch_save(obj: Any, filename: str, manifest: bool = True) -> dict[st
         with os.fdopen(fd, "wb") as f:
             torch.save(obj, f)
             f.flush()
-            checksum = _checksum_and_sync(f, tmp)
+            sha256 = _checksum_and_sync(f, tmp)
             size = os.fstat(f.fileno()).st_size
         os.replace(tmp, filename)
     except BaseException:
@@ -154,38 +158,54 @@ def atomic_torch_save(obj: Any, filename: str, manifest: bool = True) -> dict[st
         "version": MANIFEST_VERSION,
         "file": os.path.basename(filename),
         "size": size,
-        **checksum,
+        "sha256": sha256,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
     if isinstance(obj, Mapping):
         info["keys"] = {str(k): tensor_bytes(v) for k, v in obj.items()}
-    companion = companion_sizes(filename)
+    companion = companion_digests(filename) if files is None else dict(files)
     if companion:
-        info["companion"] = companion
+        info["files"] = companion
     if manifest:
         _write_json_atomic(info, manifest_path(filename))
     fsync_dir(directory)
     return info
 
 
-def companion_sizes(filename: str) -> dict[str, int]:
-    """Sizes of the files in the companion folders (FSDP ``.dcp``, DeepSpeed ``.ds``)
-    of ``filename``, by path relative to the checkpoint's folder."""
+def companion_files(filename: str) -> list[str]:
+    """The files in the companion folders (FSDP ``.dcp``, DeepSpeed ``.ds``) of
+    ``filename``, sorted, by path relative to the checkpoint's folder."""
     directory = os.path.dirname(os.path.abspath(filename))
-    sizes: dict[str, int] = {}
+    found: list[str] = []
     for suffix in COMPANION_SUFFIXES:
-        root = filename + suffix
-        for folder, _, files in os.walk(root):
-            for name in files:
-                path = os.path.join(folder, name)
-                sizes[os.path.relpath(path, directory)] = os.path.getsize(path)
-    return sizes
+        for folder, _, names in os.walk(filename + suffix):
+            found.extend(os.path.relpath(os.path.join(folder, n), directory) for n in names)
+    return sorted(found)
 
 
-def _check_companion(filename: str, expected: Mapping[str, int]) -> None:
+def companion_digests(filename: str, paths: Sequence[str] | None = None) -> FileDigests:
+    """Size and SHA-256 of the companion files ``paths`` (default: all of them)."""
     directory = os.path.dirname(os.path.abspath(filename))
-    for relative, size in expected.items():
+    digests: FileDigests = {}
+    for relative in companion_files(filename) if paths is None else paths:
+        sha256, size = file_sha256(os.path.join(directory, relative))
+        digests[relative] = {"size": size, "sha256": sha256}
+    return digests
+
+
+def _check_companion(filename: str, info: Mapping[str, Any]) -> None:
+    """Every companion file is listed, present, of its size and (v2) its SHA-256."""
+    directory = os.path.dirname(os.path.abspath(filename))
+    expected: Mapping[str, Any] = info.get("files") or info.get("companion") or {}
+    unlisted = sorted(set(companion_files(filename)) - set(expected))
+    if unlisted:
+        raise CheckpointError(
+            f"checkpoint '{filename}': its companion folder holds {unlisted[0]}, which the "
+            "manifest does not list (a file added after the save is never read)"
+        )
+    for relative, entry in expected.items():
         path = os.path.join(directory, relative)
+        size = entry["size"] if isinstance(entry, Mapping) else entry  # v1: the size alone
         if not os.path.isfile(path):
             raise CheckpointError(f"checkpoint '{filename}': its shard file {relative} is missing")
         if os.path.getsize(path) != size:
@@ -193,6 +213,18 @@ def _check_companion(filename: str, expected: Mapping[str, int]) -> None:
                 f"checkpoint '{filename}': its shard file {relative} has "
                 f"{os.path.getsize(path)} bytes, the manifest says {size}"
             )
+        if isinstance(entry, Mapping):
+            _check_sha256(filename, path, relative, entry.get("sha256"))
+
+
+def _check_sha256(filename: str, path: str, relative: str, expected: Any) -> None:
+    digest, _ = file_sha256(path)
+    if digest != expected:
+        what = "" if path == filename else f"its file {relative} "
+        raise CheckpointError(
+            f"checkpoint '{filename}' is corrupted: {what}has SHA-256 {digest[:16]}..., "
+            f"the manifest says {str(expected)[:16]}..."
+        )
 
 
 def read_manifest(filename: str) -> dict[str, Any] | None:
@@ -213,11 +245,12 @@ def read_manifest(filename: str) -> dict[str, Any] | None:
 
 
 def verify_checkpoint(filename: str) -> dict[str, Any] | None:
-    """Check ``filename`` against its manifest (size, then checksums); return the manifest.
+    """Check every file of ``filename`` against its manifest; return the manifest.
 
+    The size and SHA-256 of the file and of each companion file are compared
+    (version-1 manifests: the zip records' CRC-32 and the companions' sizes).
     Raises :class:`CheckpointError` naming the file and what differs. A file
-    without a manifest passes unchecked (``None``): ``torch.load`` still
-    rejects most truncations.
+    without a manifest passes unchecked (``None``).
     """
     if not os.path.isfile(filename):
         raise FileNotFoundError(f"checkpoint '{filename}' does not exist")
@@ -231,8 +264,10 @@ def verify_checkpoint(filename: str) -> dict[str, Any] | None:
             f"checkpoint '{filename}' is {what}: {size} bytes on disk, the manifest says "
             f"{info.get('size')}"
         )
-    _check_companion(filename, info.get("companion", {}))
-    if "records_crc32" in info:
+    _check_companion(filename, info)
+    if "sha256" in info:
+        _check_sha256(filename, filename, info["file"], info["sha256"])
+    elif "records_crc32" in info:
         _check_records(filename, info)
     else:
         crc, _ = file_crc32(filename)
@@ -267,21 +302,31 @@ def _check_records(filename: str, info: Mapping[str, Any]) -> None:
 BeforeLoad = Callable[[dict[str, Any]], None]
 
 
-def _torch_load(filename: str, map_location: str | torch.device) -> Any:
+def safe_torch_load(
+    filename: Any,
+    map_location: Any = "cpu",
+    safe_globals: Sequence[Any] = (),
+    source: str | None = None,
+) -> Any:
+    """``torch.load(weights_only=True)``, allowing also ``safe_globals`` (classes whose
+    unpickling runs no code beyond setting their fields); refusals and damage
+    become :class:`CheckpointError` naming ``source`` (default: ``filename``)."""
     import pickle
 
+    name = source or str(filename)
     try:
-        return torch.load(filename, map_location=map_location, weights_only=True)
+        with torch.serialization.safe_globals(list(safe_globals)):
+            return torch.load(filename, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CheckpointError(
-            f"checkpoint '{filename}' was refused: it holds objects that weights-only loading "
+            f"checkpoint '{name}' was refused: it holds objects that weights-only loading "
             f"does not allow (nothing in it was executed): {first}"
         ) from e
     except (RuntimeError, EOFError, OSError, ValueError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CheckpointError(
-            f"checkpoint '{filename}' cannot be read (truncated, corrupted or not a torch "
+            f"checkpoint '{name}' cannot be read (truncated, corrupted or not a torch "
             f"checkpoint): {first}"
         ) from e
 
@@ -302,7 +347,7 @@ def read_checkpoint(
         raise FileNotFoundError(f"checkpoint '{filename}' does not exist")
     if verify:
         verify_checkpoint(filename)
-    checkpoint = _torch_load(filename, map_location)
+    checkpoint = safe_torch_load(filename, map_location)
     if not isinstance(checkpoint, dict):
         raise CheckpointError(
             f"checkpoint '{filename}' holds a {type(checkpoint).__name__}, not a dict"

@@ -19,11 +19,27 @@ import torch
 from torch import nn
 
 from ..registry import OPTIM_WRAPPERS, OPTIMIZERS, STRATEGIES
-from .checkpoint_io import BeforeLoad, atomic_torch_save, model_weights, read_checkpoint
+from .checkpoint_io import (
+    BeforeLoad,
+    atomic_torch_save,
+    model_weights,
+    read_checkpoint,
+    safe_torch_load,
+)
 from .distributed import DistributedStrategy
 
 ENGINE_SUFFIX = ".ds"
 ENGINE_TAG = "state"
+#: Classes DeepSpeed pickles into its state files besides tensors and containers;
+#: each unpickles by setting its fields, running no other code. ConfigDict: configs
+#: that cadence passed to DeepSpeed before it handed over plain dicts.
+ENGINE_SAFE_GLOBALS = (
+    "deepspeed.runtime.zero.config:ZeroStageEnum",
+    "deepspeed.runtime.fp16.loss_scaler:LossScaler",
+    "deepspeed.runtime.fp16.loss_scaler:DynamicLossScaler",
+    "deepspeed.utils.tensor_fragment:fragment_address",
+    "cadence.config.config_dict:ConfigDict",
+)
 
 
 def _import_deepspeed() -> Any:
@@ -41,6 +57,38 @@ def _import_deepspeed() -> Any:
     if hasattr(comm, "build_shm_op"):
         comm.build_shm_op = lambda: None
     return deepspeed
+
+
+def _engine_safe_globals() -> list[Any]:
+    found = []
+    for spec in ENGINE_SAFE_GLOBALS:
+        module, name = spec.split(":")
+        with contextlib.suppress(ImportError, AttributeError):
+            found.append(getattr(importlib.import_module(module), name))
+    return found
+
+
+class SafeLoads:
+    """DeepSpeed's checkpoint engine, except that it loads with ``weights_only=True``
+    (DeepSpeed's own engine unpickles arbitrary objects)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def load(self, path: str, map_location: Any = None) -> Any:
+        return safe_torch_load(path, map_location, _engine_safe_globals())
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with mappings as dicts and sequences as lists (no ConfigDicts)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 @OPTIM_WRAPPERS.register_module()
@@ -176,7 +224,7 @@ class DeepSpeedStrategy(DistributedStrategy):
         )  # fmt: skip
         ds_config.update({k: v for k, v in given.items() if v is not None})
         ds_config.setdefault("zero_allow_untested_optimizer", True)
-        self.ds_config = ds_config
+        self.ds_config: dict[str, Any] = _plain(ds_config)
         self.exclude_frozen_parameters = exclude_frozen_parameters
         self.engine: Any = None
 
@@ -288,8 +336,9 @@ class DeepSpeedStrategy(DistributedStrategy):
         if save_param_scheduler and self.param_schedulers is not None:
             state["param_schedulers"] = self.scheduler_state_dict()
         state.update(extra or {})
+        files = self.companion_digests(filename)
         if self.rank == 0:
-            atomic_torch_save(state, filename)
+            atomic_torch_save(state, filename, files=files)
         torch.distributed.barrier()
 
     def load_checkpoint(
@@ -326,7 +375,9 @@ class DeepSpeedStrategy(DistributedStrategy):
                 f"{filename} has no DeepSpeed engine folder; DeepSpeedStrategy resumes from its "
                 "own checkpoints (use load_from to start from full weights)"
             )
-        self.engine.load_checkpoint(
+        if not isinstance(self.engine.checkpoint_engine, SafeLoads):
+            self.engine.checkpoint_engine = SafeLoads(self.engine.checkpoint_engine)
+        self.engine.load_checkpoint(  # every file was verified by read_checkpoint
             engine_dir, tag=ENGINE_TAG, load_optimizer_states=resume_optimizer,
             load_lr_scheduler_states=False,
         )  # fmt: skip

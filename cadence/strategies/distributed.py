@@ -9,6 +9,7 @@ import torch
 import torch.distributed as torch_dist
 
 from .base import BaseStrategy
+from .checkpoint_io import FileDigests, companion_digests, companion_files
 from .launch import init_process_group
 
 
@@ -63,6 +64,19 @@ class DistributedStrategy(BaseStrategy):
         )  # fmt: skip
         if torch_dist.is_initialized():
             torch_dist.barrier()
+
+    def companion_digests(self, filename: str) -> FileDigests:
+        """Size and SHA-256 of every companion file of ``filename``, hashed a share per
+        rank (a collective: every rank calls it once all ranks wrote their files)."""
+        from ..dist import all_gather_object
+
+        torch_dist.barrier()
+        files = companion_files(filename)
+        mine = companion_digests(filename, files[self.rank :: self.world_size])
+        digests: FileDigests = {}
+        for part in all_gather_object(mine):
+            digests.update(part)
+        return digests
 
     def teardown(self) -> None:
         """Free the model and destroy the process group (avoids gloo deadlocks at exit)."""

@@ -168,8 +168,9 @@ class FSDPStrategy(DistributedStrategy):
         if save_param_scheduler and self.param_schedulers is not None:
             state["param_schedulers"] = self.scheduler_state_dict()
         state.update(extra or {})
+        files = self.companion_digests(filename)
         if self.rank == 0:
-            atomic_torch_save(state, filename)
+            atomic_torch_save(state, filename, files=files)
         torch_dist.barrier()
 
     def load_checkpoint(
@@ -202,8 +203,9 @@ class FSDPStrategy(DistributedStrategy):
         before_load: BeforeLoad | None = None,
     ) -> dict[str, Any]:
         """Restore the sharded model and optimizer exactly from ``<filename>.dcp``."""
-        import torch.distributed.checkpoint as dcp
         from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+        from .dcp_io import safe_dcp_load
 
         assert self.model is not None
         checkpoint = read_checkpoint(filename, map_location, before_load)
@@ -217,7 +219,7 @@ class FSDPStrategy(DistributedStrategy):
         state: dict[str, Any] = {"model": model_sd, "optimizer": optim_sd}
         if not resume_optimizer:
             del state["optimizer"]
-        dcp.load(state, checkpoint_id=sharded)
+        safe_dcp_load(state, sharded)  # verified by read_checkpoint; unpickled safely
         set_state_dict(
             self.model, self._optimizer(), model_state_dict=state["model"],
             optim_state_dict=state.get("optimizer", optim_sd),

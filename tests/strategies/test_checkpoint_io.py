@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import zipfile
@@ -10,7 +11,6 @@ import zlib
 import pytest
 import torch
 
-from cadence.strategies import checkpoint_io
 from cadence.strategies.checkpoint_io import (
     CheckpointError,
     Snapshot,
@@ -31,38 +31,55 @@ def state():
     }
 
 
-def test_manifest_digests_the_crcs_torch_wrote_for_every_record(tmp_path):
+def sha256_of(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def test_manifest_holds_the_size_and_sha256_of_the_file(tmp_path):
     path = str(tmp_path / "epoch_1.pth")
     atomic_torch_save(state(), path)
     data = open(path, "rb").read()
     manifest = json.loads(open(manifest_path(path)).read())
+    assert manifest["version"] == 2
     assert manifest["size"] == len(data)
-    with zipfile.ZipFile(path) as archive:
-        entries = archive.infolist()
-        for entry in entries:  # torch's CRCs are those of the bytes on disk
-            assert zlib.crc32(archive.read(entry)) == entry.CRC
-    lines = "".join(f"{e.filename}\0{e.file_size}\0{e.CRC:08x}\n" for e in entries).encode()
-    assert manifest["records"] == len(entries)
-    assert manifest["records_crc32"] == f"{zlib.crc32(lines):08x}"
+    assert manifest["sha256"] == hashlib.sha256(data).hexdigest()
     assert manifest["file"] == "epoch_1.pth"
     assert manifest["keys"]["state_dict"] == (300 * 300 + 7) * 4
     assert manifest["keys"]["meta"] == 0
+    assert "files" not in manifest  # no companion folder
     assert verify_checkpoint(path) == manifest
     loaded = torch.load(path, weights_only=True)  # plain torch reads it too
     assert torch.equal(loaded["state_dict"]["w"], state()["state_dict"]["w"])
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 
 
-def test_whole_file_crc_when_torch_writes_no_record_crcs(tmp_path, monkeypatch):
-    monkeypatch.setattr(checkpoint_io, "_torch_writes_crc", lambda: False)
-    path = str(tmp_path / "a.pth")
-    atomic_torch_save(state(), path)
-    manifest = json.loads(open(manifest_path(path)).read())
-    assert manifest["crc32"] == f"{zlib.crc32(open(path, 'rb').read()):08x}"
-    assert "records_crc32" not in manifest
+def write_v1_manifest(path, **fields):
+    """A manifest as cadence wrote it before SHA-256 (version 1)."""
+    info = {"format": "cadence-checkpoint", "version": 1, "file": os.path.basename(path),
+            "size": os.path.getsize(path), **fields}  # fmt: skip
+    with open(manifest_path(path), "w") as f:
+        json.dump(info, f)
+
+
+def test_version_1_manifests_are_still_verified(tmp_path):
+    path = str(tmp_path / "old.pth")
+    torch.save(state(), path)
+    with zipfile.ZipFile(path) as archive:
+        lines = "".join(
+            f"{e.filename}\0{e.file_size}\0{e.CRC:08x}\n" for e in archive.infolist()
+        ).encode()
+    write_v1_manifest(path, records=3, records_crc32=f"{zlib.crc32(lines):08x}")
+    assert verify_checkpoint(path)["version"] == 1
     flip_a_byte(path)
-    with pytest.raises(CheckpointError, match="a.pth' is corrupted: CRC-32"):
+    with pytest.raises(CheckpointError, match="old.pth' is corrupted"):
         read_checkpoint(path)
+    whole = str(tmp_path / "whole.pth")
+    torch.save(state(), whole)
+    write_v1_manifest(whole, crc32=f"{zlib.crc32(open(whole, 'rb').read()):08x}")
+    assert verify_checkpoint(whole)["crc32"]
+    flip_a_byte(whole)
+    with pytest.raises(CheckpointError, match="whole.pth' is corrupted: CRC-32"):
+        read_checkpoint(whole)
 
 
 def flip_a_byte(path, where=0.5):
@@ -184,24 +201,59 @@ def test_snapshot_copies_and_reuses_its_buffers():
     assert third["a"] is not buffer and third["a"].shape == (3,)
 
 
-def test_manifest_lists_the_shard_files_and_notices_a_truncated_one(tmp_path):
+def test_manifest_checksums_every_shard_file_and_refuses_changed_ones(tmp_path):
     path = str(tmp_path / "iter_8.pth")
     shards = tmp_path / "iter_8.pth.dcp"
     shards.mkdir()
     (shards / "__0_0.distcp").write_bytes(b"x" * 100)
     (shards / ".metadata").write_bytes(b"m" * 10)
     manifest = atomic_torch_save(state(), path)
-    assert manifest["companion"] == {
-        os.path.join("iter_8.pth.dcp", "__0_0.distcp"): 100,
-        os.path.join("iter_8.pth.dcp", ".metadata"): 10,
+    shard, metadata = str(shards / "__0_0.distcp"), str(shards / ".metadata")
+    assert manifest["files"] == {
+        os.path.join("iter_8.pth.dcp", "__0_0.distcp"): {"size": 100, "sha256": sha256_of(shard)},
+        os.path.join("iter_8.pth.dcp", ".metadata"): {"size": 10, "sha256": sha256_of(metadata)},
     }
     verify_checkpoint(path)
+    (shards / ".metadata").write_bytes(b"M" * 10)  # same size, other bytes
+    with pytest.raises(CheckpointError, match=r"iter_8.pth' is corrupted: its file "
+                       r"iter_8.pth.dcp/.metadata has SHA-256"):  # fmt: skip
+        read_checkpoint(path)
+    (shards / ".metadata").write_bytes(b"m" * 10)
     (shards / "__0_0.distcp").write_bytes(b"x" * 50)
     with pytest.raises(CheckpointError, match=r"shard file iter_8.pth.dcp/__0_0.distcp has 50"):
         read_checkpoint(path)
     (shards / "__0_0.distcp").unlink()
     with pytest.raises(CheckpointError, match="is missing"):
         read_checkpoint(path)
+    (shards / "__0_0.distcp").write_bytes(b"x" * 100)
+    verify_checkpoint(path)
+    (shards / "__1_0.distcp").write_bytes(b"planted")
+    with pytest.raises(CheckpointError, match=r"holds iter_8.pth.dcp/__1_0.distcp, which the "
+                       "manifest does not list"):  # fmt: skip
+        read_checkpoint(path)
+
+
+def test_version_1_companion_sizes_are_still_checked(tmp_path):
+    path = str(tmp_path / "a.pth")
+    torch.save(state(), path)
+    (tmp_path / "a.pth.ds").mkdir()
+    (tmp_path / "a.pth.ds" / "latest").write_text("state")
+    write_v1_manifest(path, crc32=f"{zlib.crc32(open(path, 'rb').read()):08x}",
+                      companion={os.path.join("a.pth.ds", "latest"): 5})  # fmt: skip
+    verify_checkpoint(path)
+    (tmp_path / "a.pth.ds" / "latest").write_text("stat")
+    with pytest.raises(CheckpointError, match="has 4 bytes, the manifest says 5"):
+        read_checkpoint(path)
+
+
+def test_forged_checksum_still_cannot_run_a_payload(tmp_path):
+    path = str(tmp_path / "evil.pth")
+    target = tmp_path / "pwned"
+    atomic_torch_save({"state_dict": {}, "meta": Payload(str(target))}, path)
+    verify_checkpoint(path)  # the manifest vouches for it: the attacker wrote both
+    with pytest.raises(CheckpointError, match="refused"):
+        read_checkpoint(path)
+    assert not target.exists()
 
 
 def test_only_strategies_that_write_one_file_save_in_the_background():

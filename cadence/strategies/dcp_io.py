@@ -1,0 +1,129 @@
+"""Reading ``torch.distributed.checkpoint`` (DCP) folders without running code from them.
+
+DCP reads its ``.metadata`` file with plain :mod:`pickle` and the non-tensor
+entries of its shard files with ``torch.load(weights_only=False)``: a crafted
+file would run code on load. :class:`SafeFileSystemReader` unpickles the
+metadata with an allow-list of the metadata classes DCP writes, and
+:class:`SafeLoadPlanner` reads the non-tensor entries with
+``torch.load(weights_only=True)``; anything else raises
+:class:`~cadence.strategies.checkpoint_io.CheckpointError` before it is called.
+The files are also checksummed by the checkpoint's manifest before any of this runs.
+"""
+
+from __future__ import annotations
+
+import io
+import pathlib
+import pickle
+from typing import Any
+
+import torch
+from torch.distributed.checkpoint import DefaultLoadPlanner, FileSystemReader
+from torch.distributed.checkpoint.metadata import Metadata, StorageMeta
+from torch.distributed.checkpoint.planner import ReadItem
+
+from .checkpoint_io import CheckpointError
+
+_METADATA_CLASSES = {
+    "torch.distributed.checkpoint.metadata": {
+        "Metadata", "TensorStorageMetadata", "BytesStorageMetadata", "ChunkStorageMetadata",
+        "TensorProperties", "_MEM_FORMAT_ENCODING", "StorageMeta", "MetadataIndex",
+    },
+    "torch.distributed.checkpoint.filesystem": {"_StorageInfo"},
+    "torch.serialization": {"_get_layout"},
+    "torch": {"Size"},
+    "pathlib": {"Path", "PosixPath", "WindowsPath", "PurePosixPath", "PureWindowsPath"},
+}  # fmt: skip
+
+
+class MetadataUnpickler(pickle.Unpickler):
+    """Unpickles DCP metadata; refuses every class and function not on the allow-list."""
+
+    def __init__(self, file: Any, source: str) -> None:
+        super().__init__(file)
+        self.source = source
+
+    def find_class(self, module: str, name: str) -> Any:
+        if name in _METADATA_CLASSES.get(module, ()):
+            return super().find_class(module, name)
+        if module == "torch" and isinstance(getattr(torch, name, None), torch.dtype):
+            return getattr(torch, name)
+        raise CheckpointError(
+            f"{self.source} was refused: it asks to load '{module}.{name}', which is not "
+            "part of DCP checkpoint metadata (nothing in it was executed)"
+        )
+
+
+def load_metadata(stream: Any, source: str) -> Metadata:
+    """Read DCP metadata from ``stream`` through :class:`MetadataUnpickler`."""
+    try:
+        metadata = MetadataUnpickler(stream, source).load()
+    except CheckpointError:
+        raise
+    except (pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError) as e:
+        raise CheckpointError(f"{source} cannot be read as DCP metadata: {e}") from e
+    if not isinstance(metadata, Metadata):
+        raise CheckpointError(f"{source} holds a {type(metadata).__name__}, not DCP metadata")
+    return metadata
+
+
+class SafeFileSystemReader(FileSystemReader):
+    """A DCP :class:`FileSystemReader` whose metadata is read by :func:`load_metadata`."""
+
+    #: The refusal raised here, kept because DCP rewraps it as an AssertionError.
+    refused: CheckpointError | None = None
+
+    def read_metadata(self, *args: Any, **kwargs: Any) -> Metadata:
+        path = self._get_metadata_path(kwargs.get("rank"))
+        with self.fs.create_stream(path, "rb") as stream:
+            try:
+                metadata = load_metadata(stream, str(path))
+            except CheckpointError as e:
+                self.refused = e
+                raise
+        if getattr(metadata, "storage_meta", None) is None:
+            metadata.storage_meta = StorageMeta()
+        assert metadata.storage_meta is not None
+        metadata.storage_meta.load_id = self.load_id
+        return metadata
+
+
+class SafeLoadPlanner(DefaultLoadPlanner):
+    """DCP's default load planner, with non-tensor entries read ``weights_only``."""
+
+    def load_bytes(self, read_item: ReadItem, value: io.BytesIO) -> None:
+        from torch.distributed.checkpoint._traverse import set_element
+
+        try:
+            obj = torch.load(value, weights_only=True)
+        except pickle.UnpicklingError as e:
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise CheckpointError(
+                f"DCP entry '{read_item.dest_index.fqn}' was refused: it holds objects that "
+                f"weights-only loading does not allow (nothing in it was executed): {first}"
+            ) from e
+        fqn = read_item.dest_index.fqn
+        if self.flatten_state_dict:
+            set_element(self.original_state_dict, self.mappings[fqn], obj)
+        else:
+            self.state_dict[fqn] = obj
+
+
+def safe_dcp_load(state: dict[str, Any], folder: str | pathlib.Path) -> None:
+    """``dcp.load(state, checkpoint_id=folder)`` through the safe reader and planner.
+
+    A refusal on any rank is raised on every rank as :class:`CheckpointError`
+    (DCP gathers the ranks' errors into one ``CheckpointException``).
+    """
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.api import CheckpointException
+
+    reader = SafeFileSystemReader(folder)
+    try:
+        dcp.load(state, storage_reader=reader, planner=SafeLoadPlanner())
+    except CheckpointException as e:
+        gathered = [f[0] for f in e.failures.values() if isinstance(f[0], CheckpointError)]
+        refused = reader.refused or (gathered[0] if gathered else None)
+        if refused is not None:
+            raise CheckpointError(str(refused)) from e
+        raise
