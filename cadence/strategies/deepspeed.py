@@ -12,13 +12,14 @@ import contextlib
 import importlib
 import json
 import os
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
 from torch import nn
 
-from ..registry import OPTIM_WRAPPERS, OPTIMIZERS, STRATEGIES
+from ..registry import OPTIM_WRAPPERS, STRATEGIES
 from .checkpoint_io import (
     BeforeLoad,
     atomic_torch_save,
@@ -28,6 +29,9 @@ from .checkpoint_io import (
 )
 from .distributed import DistributedStrategy
 
+#: The optim_wrapper keys that say how to build the optimizer (the rest configure the
+#: wrapper, whose work the DeepSpeed engine does).
+_BUILD_KEYS = ("optimizer", "constructor", "paramwise_cfg")
 ENGINE_SUFFIX = ".ds"
 ENGINE_TAG = "state"
 #: Classes DeepSpeed pickles into its state files besides tensors and containers;
@@ -260,13 +264,9 @@ class DeepSpeedStrategy(DistributedStrategy):
         optimizer = None
         if optim_wrapper is not None:
             wrapper_cfg = dict(optim_wrapper)
-            optimizer_cfg = dict(wrapper_cfg["optimizer"])
-            optimizer = OPTIMIZERS.build(
-                optimizer_cfg, default_args=dict(params=module.parameters()),
-                key_path="optim_wrapper.optimizer",
-            )  # fmt: skip
+            optimizer = self._client_optimizer(module, wrapper_cfg, config)
             scale = kwargs.get("lr_scale")
-            if scale:
+            if scale and optimizer is not None:
                 for group in optimizer.param_groups:
                     group["lr"] *= scale
             config.setdefault("gradient_accumulation_steps",
@@ -292,6 +292,39 @@ class DeepSpeedStrategy(DistributedStrategy):
                     max_epochs=kwargs.get("max_epochs"), max_iters=kwargs.get("max_iters"),
                 )  # fmt: skip
         return self.model, self.optim_wrapper, self.param_schedulers
+
+    @staticmethod
+    def _client_optimizer(
+        module: nn.Module, wrapper_cfg: dict[str, Any], config: Mapping[str, Any]
+    ) -> torch.optim.Optimizer | None:
+        """The optimizer cadence's constructor builds (``paramwise_cfg``, custom
+        ``constructor``), or None where the DeepSpeed config names its own."""
+        from ..optim import build_optim_wrapper
+
+        building = {k: wrapper_cfg[k] for k in _BUILD_KEYS if k in wrapper_cfg}
+        if "optimizer" not in building and "constructor" not in building:
+            raise ValueError(
+                "optim_wrapper: DeepSpeedStrategy trains with one optimizer; give "
+                "optim_wrapper=dict(optimizer=dict(type=..., lr=...)) (several optimizers, "
+                f"here {sorted(wrapper_cfg)}, need another strategy)"
+            )
+        if "optimizer" in config:
+            ignored = ", ".join(f"optim_wrapper.{k}" for k in building)
+            warnings.warn(
+                f"DeepSpeedStrategy: the DeepSpeed config names an optimizer "
+                f"({dict(config['optimizer']).get('type')}), so DeepSpeed builds it and "
+                f"{ignored} {'is' if len(building) == 1 else 'are'} ignored",
+                stacklevel=3,
+            )
+            return None
+        built = build_optim_wrapper(module, dict(type="OptimWrapper", **building),
+                                    key_path="optim_wrapper")  # fmt: skip
+        if not hasattr(built, "optimizer"):
+            raise ValueError(
+                "optim_wrapper: DeepSpeedStrategy trains with one optimizer; the config "
+                f"builds a {type(built).__name__} (several optimizers need another strategy)"
+            )
+        return built.optimizer
 
     @staticmethod
     def unwrap(model: nn.Module) -> nn.Module:

@@ -148,3 +148,23 @@ def train_fsdp_accumulated(work_dir: str, max_epochs: int) -> dict[str, Any]:
             optimizer=dict(type="SGD", lr=0.1), accumulative_counts=2, clip_grad=dict(max_norm=1.0)
         ),
     )
+
+
+def deepspeed_param_groups(work_dir: str) -> list[tuple[float, float, int]]:
+    """ZeRO-1 with ``paramwise_cfg`` (no decay on biases): (lr, weight_decay, numel) of
+    every group of the optimizer the engine steps, after one epoch of training."""
+    _register_toys()
+    from cadence.config import Config
+    from cadence.runner import Runner
+
+    strategy = dict(type="DeepSpeedStrategy", zero_optimization=dict(stage=1))
+    cfg = config(work_dir, 8, 1, strategy, launcher="pytorch")
+    cfg["optim_wrapper"] = dict(
+        optimizer=dict(type="SGD", lr=0.1, weight_decay=0.01),
+        paramwise_cfg=dict(bias_decay_mult=0.0, custom_keys={"head": dict(lr_mult=0.5)}),
+    )
+    runner = Runner.from_cfg(Config(cfg))
+    runner.train()
+    groups = runner.optim_wrapper.param_groups  # the engine's (ZeRO) optimizer
+    sizes = [sum(p.numel() for p in g["params"]) for g in groups]
+    return [(g["lr"], g["weight_decay"], n) for g, n in zip(groups, sizes)]

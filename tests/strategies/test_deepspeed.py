@@ -57,3 +57,42 @@ def test_zero_stage_trains_resumes_and_hands_over_weights(tmp_path, stage):
         load_from=os.path.join(str(tmp_path / "full"), "epoch_2.pth"),
     )
     assert Runner.from_cfg(Config(cfg)).val() == full[0]["metrics"]
+
+
+@pytest.mark.dist
+def test_deepspeed_steps_the_optimizer_cadence_built_with_paramwise_cfg(tmp_path):
+    groups = run_distributed(dist_cases.deepspeed_param_groups, str(tmp_path), timeout=300)
+    assert groups[0] == groups[1]
+    # one group per parameter (DefaultOptimWrapperConstructor with paramwise_cfg), each
+    # holding its half of the parameter under ZeRO-1: backbone weight, backbone bias (no
+    # decay), head weight and bias (lr x 0.5; as in mmengine, a matching custom key's rule
+    # replaces bias_decay_mult)
+    assert groups[0] == [(0.1, 0.01, 64), (0.1, 0.0, 8), (0.05, 0.01, 32), (0.05, 0.01, 2)]
+
+
+def test_deepspeed_config_optimizer_wins_with_a_warning_naming_the_ignored_keys():
+    from torch import nn
+
+    from cadence.strategies import DeepSpeedStrategy
+
+    cfg = dict(optimizer=dict(type="SGD", lr=0.1, weight_decay=0.1),
+               paramwise_cfg=dict(bias_decay_mult=0.0), accumulative_counts=2)  # fmt: skip
+    ds_config = {"optimizer": {"type": "AdamW", "params": {"lr": 1e-3}}}
+    with pytest.warns(UserWarning, match=r"names an optimizer \(AdamW\), so DeepSpeed builds it "
+                      r"and optim_wrapper.optimizer, optim_wrapper.paramwise_cfg are ignored"):
+        assert DeepSpeedStrategy._client_optimizer(nn.Linear(2, 2), cfg, ds_config) is None
+    built = DeepSpeedStrategy._client_optimizer(nn.Linear(2, 2), cfg, {})
+    assert [g["weight_decay"] for g in built.param_groups] == [0.1, 0.0]  # weight, bias
+    assert isinstance(built, torch.optim.SGD)
+
+
+def test_deepspeed_takes_one_optimizer():
+    from torch import nn
+
+    from cadence.strategies import DeepSpeedStrategy
+
+    model = nn.ModuleDict({"g": nn.Linear(2, 2), "d": nn.Linear(2, 2)})
+    sgd = dict(optimizer=dict(type="SGD", lr=0.1))
+    cfg = dict(g=sgd, d=sgd)
+    with pytest.raises(ValueError, match="trains with one optimizer"):
+        DeepSpeedStrategy._client_optimizer(model, cfg, {})
