@@ -265,7 +265,7 @@ class CheckpointHook(Hook):
         runner.wait_for_checkpoint()
         if self.published_keys is None or runner.rank != 0:
             return
-        from ..runner.publish import publish_checkpoint
+        from ..checkpoint.publish import publish_checkpoint
 
         targets = ([self.last_ckpt] if self.save_last and self.last_ckpt else []) + list(
             self.best_paths.values()
