@@ -6,14 +6,11 @@ import ast
 import importlib.util
 import json
 import os
-import types
 import warnings
 from collections import OrderedDict
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..utils.suggest import did_you_mean
 from .config_dict import KEY_PATH_ATTR, ConfigDict
 from .errors import (
     ConfigError,
@@ -21,6 +18,7 @@ from .errors import (
     ConfigKeyError,
     ConfigSyntaxError,
 )
+from .execute import import_bound_names, is_config_value, run_config_code
 from .merge import get_by_path, merge_a_into_b, strip_delete_keys
 from .provenance import Origin, Provenance, python_origins, yaml_origins
 from .pure import load_pure_python, read_base_line, uses_read_base
@@ -357,55 +355,12 @@ def _set_scope(cfg: Any, scope: str, has_scope: bool = True) -> None:
             _set_scope(value, scope, has_scope)
 
 
-def import_bound_names(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            for alias in stmt.names:
-                names.add((alias.asname or alias.name).split(".")[0])
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(stmt.name)
-    return names
-
-
-def is_config_value(key: str, value: Any, skip: AbstractSet[str]) -> bool:
-    """Whether a name left by running a config file belongs in the config."""
-    return not (
-        key.startswith("__")
-        or key in skip
-        or isinstance(value, (types.FunctionType, types.ModuleType, types.BuiltinFunctionType))
-    )
-
-
 def _exec_python(compiled: CompiledFile, path: str, base_cfg: ConfigDict) -> dict[str, Any]:
     base_cfg.__dict__[KEY_PATH_ATTR] = BASE_KEY  # errors on _base_.x name it
     namespace: dict[str, Any] = {BASE_KEY: base_cfg, "__file__": path, "__name__": "__config__"}
     run_config_code(compiled.code, path, namespace)
     skip = compiled.bound_by_code | {BASE_KEY}
     return {k: v for k, v in namespace.items() if is_config_value(k, v, skip)}
-
-
-def run_config_code(code: Any, path: str, namespace: dict[str, Any]) -> None:
-    """Execute a config's code (or tree); errors name the file and line that failed."""
-    if isinstance(code, ast.Module):
-        code = compile(code, path, "exec")
-    try:
-        exec(code, namespace)
-    except ConfigError:
-        raise
-    except Exception as exc:
-        line = None
-        tb = exc.__traceback__
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == path:
-                line = tb.tb_lineno
-            tb = tb.tb_next
-        hint = ""
-        if isinstance(exc, (NameError, AttributeError)) and "_base_" in str(exc):
-            hint = " (values of base files are read as _base_.key after _base_ = [...])"
-        elif isinstance(exc, NameError):
-            hint = did_you_mean(exc.name or "", [k for k in namespace if not k.startswith("__")])
-        raise ConfigError(f"{type(exc).__name__}: {exc}{hint}", filename=path, line=line) from exc
 
 
 def _warn_deprecated(child: dict[str, Any], path: str) -> None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from ..utils.suggest import did_you_mean
 from .config_dict import ConfigDict
 from .errors import ConfigError, ConfigFileNotFoundError, ConfigSyntaxError
+from .execute import import_bound_names, is_config_value, run_config_code
 from .lazy import LazyObject
 from .provenance import Provenance, python_origins
 
@@ -243,8 +244,6 @@ def load_pure_python(
     ast.fix_missing_locations(tree)
     imported.update(transformer.imported)
     provenance.overlay(python_origins(tree, path))
-
-    from .loader import import_bound_names, is_config_value, run_config_code
 
     run_config_code(tree, path, namespace)
     skip = set(imported) | import_bound_names(tree) | {_LAZY_FACTORY}

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..optim import accumulation_pending
 from ..registry import HOOKS
+from ..utils.compat import warn_unused_storage_args
 from .hook import Hook
 
 GREATER_KEYS = ("acc", "top", "AR@", "auc", "precision", "mAP", "mDice", "mIoU", "mAcc", "aAcc")
@@ -52,6 +53,8 @@ class CheckpointHook(Hook):
         filename_tmpl: e.g. ``'epoch_{}.pth'`` (default by ``by_epoch``).
         async_save: copy the state to CPU and write it on a background thread;
             the next save and the end of the run wait for it (errors surface there).
+        file_client_args / backend_args: accepted for mmengine configs; a non-empty
+            value warns, as remote storage is not supported yet.
     """
 
     priority = "VERY_LOW"
@@ -78,6 +81,9 @@ class CheckpointHook(Hook):
     ) -> None:
         if not isinstance(interval, int):
             raise TypeError(f"CheckpointHook.interval must be an int, got {interval!r}")
+        warn_unused_storage_args(
+            "CheckpointHook", file_client_args=file_client_args, backend_args=backend_args
+        )
         if not isinstance(save_begin, int) or save_begin < 0:
             raise ValueError(f"CheckpointHook.save_begin must be an int >= 0, got {save_begin!r}")
         self.interval = interval
@@ -265,7 +271,7 @@ class CheckpointHook(Hook):
         runner.wait_for_checkpoint()
         if self.published_keys is None or runner.rank != 0:
             return
-        from ..runner.publish import publish_checkpoint
+        from ..checkpoint.publish import publish_checkpoint
 
         targets = ([self.last_ckpt] if self.save_last and self.last_ckpt else []) + list(
             self.best_paths.values()

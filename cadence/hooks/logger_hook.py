@@ -6,6 +6,7 @@ from typing import Any
 
 from ..logging.progress import ProgressBar, check_progress_mode, format_loss, wants_bar
 from ..registry import HOOKS
+from ..utils.compat import warn_unused_storage_args
 from .hook import Hook
 
 
@@ -60,7 +61,8 @@ class LoggerHook(Hook):
             5 times per second; between redraws an iteration costs one
             counter update. Log lines still appear, above the bar.
         out_dir, out_suffix, keep_local, file_client_args, backend_args:
-            accepted for mmengine configs; logs stay in the run's log dir.
+            accepted for mmengine configs; logs stay in the run's log dir (a non-empty
+            ``file_client_args``/``backend_args`` warns: remote storage is not supported yet).
 
     Example::
 
@@ -84,6 +86,9 @@ class LoggerHook(Hook):
     ) -> None:
         if not isinstance(interval, int) or isinstance(interval, bool) or interval <= 0:
             raise ValueError(f"LoggerHook.interval must be a positive int, got {interval!r}")
+        warn_unused_storage_args(
+            "LoggerHook", file_client_args=file_client_args, backend_args=backend_args
+        )
         if not isinstance(interval_exp_name, int) or interval_exp_name < 0:
             raise ValueError(
                 f"LoggerHook.interval_exp_name must be an int >= 0, got {interval_exp_name!r}"

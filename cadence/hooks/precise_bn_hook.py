@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import random
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,6 +14,7 @@ from torch.utils.data import DataLoader, IterableDataset
 
 from ..dist import all_reduce, get_world_size
 from ..registry import HOOKS
+from ..utils.rng import preserved_rng
 from .hook import Hook
 
 
@@ -69,28 +69,6 @@ def update_bn_stats(model: nn.Module, batches: Iterable[Any], num_batches: int) 
             m.num_batches_tracked.copy_(count)  # type: ignore[union-attr]
         model.train(was_training)
     return used
-
-
-class _RandomState:
-    """Save Python's, NumPy's and torch's (CPU and CUDA) random states; restore them on exit."""
-
-    def __enter__(self) -> _RandomState:
-        import numpy as np
-
-        self.py = random.getstate()
-        self.np = np.random.get_state()
-        self.cpu = torch.get_rng_state()
-        self.cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        import numpy as np
-
-        random.setstate(self.py)
-        np.random.set_state(self.np)
-        torch.set_rng_state(self.cpu)
-        if self.cuda is not None:
-            torch.cuda.set_rng_state_all(self.cuda)
 
 
 def _fresh_loader(loader: Any) -> Any:
@@ -169,7 +147,7 @@ class PreciseBNHook(Hook):
             num_batches = min(num_batches, len(loader))
         except TypeError:
             pass
-        with _RandomState():
+        with preserved_rng():
             used = update_bn_stats(model, iter(_fresh_loader(loader)), num_batches)
         if world_size > 1:
             for m in model.modules():

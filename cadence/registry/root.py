@@ -7,6 +7,7 @@ this file stays cheap. Downstream packages create children of these roots.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .build_functions import build_from_cfg
@@ -33,13 +34,32 @@ def build_model_from_cfg(
     return build_from_cfg(cfg, registry, default_args, key_path)
 
 
+# The parameter-scheduler builder lives in cadence.optim, which imports the registries;
+# the registry layer must not import it back. cadence.optim hands it down on import.
+_scheduler_build_func: Callable[..., Any] | None = None
+
+
+def set_scheduler_build_func(func: Callable[..., Any]) -> None:
+    """Install the build function of ``PARAM_SCHEDULERS`` (``cadence.optim`` does, on import)."""
+    global _scheduler_build_func
+    _scheduler_build_func = func
+
+
 def build_scheduler_from_cfg(
     cfg: Any, registry: Registry, default_args: Any = None, key_path: str | None = None
 ) -> Any:
-    """Build a parameter scheduler (``convert_to_iter_based`` needs ``epoch_length``)."""
-    from ..optim.scheduler import build_scheduler_from_cfg as build
+    """Build a parameter scheduler (``convert_to_iter_based`` needs ``epoch_length``).
 
-    return build(cfg, registry=registry, default_args=default_args, key_path=key_path)
+    Delegates to the builder ``cadence.optim`` installs; the first call imports the
+    registry's locations (``cadence.optim``) like any lookup does, which installs it.
+    """
+    if _scheduler_build_func is None:
+        PARAM_SCHEDULERS.import_from_location()
+    if _scheduler_build_func is None:  # cadence.optim failed to import: lookups say why
+        return build_from_cfg(cfg, registry, default_args, key_path)
+    return _scheduler_build_func(
+        cfg, registry=registry, default_args=default_args, key_path=key_path
+    )
 
 
 RUNNERS = _root("runner", "cadence.runner")

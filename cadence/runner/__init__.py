@@ -1,9 +1,9 @@
 """The runner: builds a run from a config and drives its loops."""
 
+from ..checkpoint.publish import publish_checkpoint
 from ..strategies.checkpoint_io import CheckpointError
 from .checkpoint import find_latest_checkpoint, load_checkpoint
 from .hook_manager import HookManager
-from .publish import publish_checkpoint
 from .runner import DEFAULT_HOOKS, RUNNER_KEYS, FlexibleRunner, Runner
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Every ```python block of README.md and docs/*.md runs.
+"""Every ```python block of README.md, CONTRIBUTING.md and docs/*.md runs.
 
 The blocks of one page run in order in one namespace, in a temporary working
 directory that links the repository's ``examples`` folder (so paths such as
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+PAGES = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").glob("*.md")])
 FENCE = re.compile(r"^```(\w*)\s*$")
 MARKER = re.compile(r"^<!--\s*(file|skip):\s*(.+?)\s*-->\s*$")
 
@@ -56,7 +56,7 @@ def blocks(page: Path) -> list[tuple[int, str, str | None, str]]:
 
 
 def test_every_page_is_found_and_has_closed_fences():
-    assert ROOT / "README.md" in PAGES and len(PAGES) > 1
+    assert ROOT / "README.md" in PAGES and ROOT / "CONTRIBUTING.md" in PAGES and len(PAGES) > 2
     for page in PAGES:
         fences = sum(1 for line in page.read_text().splitlines() if line.startswith("```"))
         assert fences % 2 == 0, f"{page.name}: unclosed code fence"

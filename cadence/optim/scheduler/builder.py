@@ -9,6 +9,7 @@ from typing import Any
 from torch.optim import Optimizer
 
 from ...registry import PARAM_SCHEDULERS, BuildError, Registry, RegistryError, config_location
+from ...registry.root import set_scheduler_build_func
 from ...utils import did_you_mean
 from .base import _ParamScheduler, raw_optimizer
 
@@ -258,3 +259,6 @@ def build_param_schedulers(
             for name in names
         }
     return {name: _build_list(optim_wrapper[name], cfg, _ROOT_KEY, *options) for name in names}
+
+
+set_scheduler_build_func(build_scheduler_from_cfg)  # PARAM_SCHEDULERS.build uses it

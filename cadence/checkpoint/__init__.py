@@ -1,0 +1,1 @@
+"""Checkpoint files below the runner: publishing now; the checkpoint manager is in progress."""
