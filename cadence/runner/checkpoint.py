@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -24,39 +22,12 @@ from ..strategies.checkpoint_io import (
     manifest_path,
     read_checkpoint,
 )
+from ..utils.rng import rng_state, set_rng_state
 
 LAST_CHECKPOINT = "last_checkpoint"
 
 
 # ------------------------------------------------------------------ RNG streams
-def rng_state() -> dict[str, Any]:
-    """The state of every random stream of this process, in load-safe types."""
-    numpy_state: Any = np.random.get_state()
-    kind, keys, pos, has_gauss, cached = numpy_state
-    state: dict[str, Any] = {
-        "python": random.getstate(),
-        "numpy": (kind, keys.tolist(), pos, has_gauss, cached),
-        "torch": torch.get_rng_state(),
-    }
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def set_rng_state(state: dict[str, Any]) -> None:
-    """Restore what :func:`rng_state` returned."""
-    if "python" in state:
-        version, internal, gauss = state["python"]
-        random.setstate((version, tuple(internal), gauss))
-    if "numpy" in state:
-        kind, keys, pos, has_gauss, cached = state["numpy"]
-        np.random.set_state((kind, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))
-    if "torch" in state:
-        torch.set_rng_state(state["torch"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
-
-
 def gather_rng_states() -> dict[str, Any]:
     """Every rank's RNG streams, gathered on all ranks: ``{'world_size', 'ranks': [...]}``.
 

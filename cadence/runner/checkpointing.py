@@ -184,6 +184,10 @@ class CheckpointMixin:
         """
         import torch
 
+        from ..utils.compat import warn_unused_storage_args
+
+        warn_unused_storage_args("Runner.save_checkpoint", file_client_args=file_client_args,
+                                 backend_args=backend_args)  # fmt: skip
         self.wait_for_checkpoint()
         meta = dict(meta or {})
         if by_epoch:

@@ -140,6 +140,24 @@ def test_auto_resume_skips_a_corrupted_checkpoint_and_says_why(tmp_path):
     assert "newest valid checkpoint" in text and "epoch_2.pth" in text
 
 
+def test_auto_resume_skips_a_checkpoint_whose_companion_folder_was_tampered_with(tmp_path):
+    train(cfg(tmp_path, max_epochs=3))
+    work = tmp_path / "work"
+    os.makedirs(work / "epoch_3.pth.dcp")
+    (work / "epoch_3.pth.dcp" / ".metadata").write_bytes(b"planted")  # not in the manifest
+    resumed, counter = train(cfg(tmp_path, max_epochs=3, resume=True))
+    assert counter.iters == 4  # continued from epoch_2
+    text = log_text(resumed)
+    assert "epoch_3.pth': its companion folder holds epoch_3.pth.dcp/.metadata" in text
+
+
+def test_save_checkpoint_warns_for_storage_args_it_does_not_use_yet(tmp_path):
+    runner, _ = train(cfg(tmp_path, max_epochs=1))
+    with pytest.warns(UserWarning, match="Runner.save_checkpoint: backend_args is accepted"):
+        runner.save_checkpoint(runner.work_dir, "x.pth", backend_args=dict(backend="s3"))
+    assert verify_checkpoint(os.path.join(runner.work_dir, "x.pth")) is not None
+
+
 def test_auto_resume_follows_older_checkpoints_when_the_pointer_target_is_gone(tmp_path):
     train(cfg(tmp_path, max_epochs=2))
     work = tmp_path / "work"

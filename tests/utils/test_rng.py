@@ -25,12 +25,13 @@ def _saved_bytes(state: dict[str, Any]) -> bytes:
     return buffer.getvalue()
 
 
-def test_format_is_byte_identical_to_the_checkpoint_rng_format() -> None:
-    # runner/checkpoint.py still has its own copy until the checkpoint rework imports this one
+def test_checkpoints_store_exactly_this_format() -> None:
     random.seed(3), np.random.seed(3), torch.manual_seed(3)
     ours = _saved_bytes(rng_state())
     random.seed(3), np.random.seed(3), torch.manual_seed(3)
-    assert ours == _saved_bytes(runner_checkpoint.rng_state())
+    saved = runner_checkpoint.gather_rng_states()  # what a one-process checkpoint holds
+    assert saved["world_size"] == 1
+    assert ours == _saved_bytes(saved["ranks"][0])
 
 
 def test_restores_every_stream_after_a_weights_only_round_trip() -> None:
