@@ -13,7 +13,7 @@ import os
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from torch import nn
 
@@ -24,6 +24,9 @@ from .auto_scale import apply_auto_scale_workers, auto_scale_lr_ratio, check_aut
 from .checkpointing import CheckpointMixin
 from .hook_manager import HookManager, as_list, merge_default_hooks
 from .setup import default_setup
+
+if TYPE_CHECKING:
+    from ..strategies import BaseStrategy
 
 #: Top-level config keys the runner reads (mmengine's Runner/FlexibleRunner keys).
 RUNNER_KEYS = (
@@ -136,6 +139,7 @@ class Runner(CheckpointMixin):
         self.randomness_cfg = dict(randomness or {})
         self._experiment_name = experiment_name
         self._compile = compile
+        self.strategy: BaseStrategy
         strategy_cfg = strategy if strategy is not None else {}
         if isinstance(strategy_cfg, Mapping):
             strategy_cfg = dict(strategy_cfg)
@@ -402,6 +406,11 @@ class Runner(CheckpointMixin):
         return self._train_loop
 
     @property
+    def train_loop_or_none(self) -> Any:
+        """The training loop if it is built, else None (never builds it)."""
+        return self._train_loop
+
+    @property
     def val_loop(self) -> Any:
         """The validation loop, or ``None`` when the config sets no validation."""
         if self._val_loop is None and self._given["val_cfg"] is not None:
@@ -487,6 +496,11 @@ class Runner(CheckpointMixin):
     @property
     def launcher(self) -> str:
         return self._launcher
+
+    @property
+    def resuming(self) -> bool | str:
+        """The ``resume`` setting: True, a checkpoint path, or False."""
+        return self._resume
 
 
 #: mmengine's FlexibleRunner is the same class here: strategies are always pluggable.
