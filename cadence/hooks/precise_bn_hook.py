@@ -6,7 +6,7 @@ import itertools
 import math
 import random
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -16,6 +16,9 @@ from torch.utils.data import DataLoader, IterableDataset
 from ..dist import all_reduce, get_world_size
 from ..registry import HOOKS
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 
 def bn_modules(model: nn.Module) -> list[_BatchNorm]:
@@ -144,13 +147,13 @@ class PreciseBNHook(Hook):
         self.interval = interval
         self._training = False
 
-    def before_train(self, runner: Any) -> None:
+    def before_train(self, runner: RunnerProtocol) -> None:
         self._training = True
 
-    def after_train(self, runner: Any) -> None:
+    def after_train(self, runner: RunnerProtocol) -> None:
         self._training = False
 
-    def before_val_epoch(self, runner: Any) -> None:
+    def before_val_epoch(self, runner: RunnerProtocol) -> None:
         """Recompute the statistics (only while training, every ``interval``)."""
         if not self._training:
             return
@@ -159,7 +162,7 @@ class PreciseBNHook(Hook):
             return
         self.run(runner)
 
-    def run(self, runner: Any) -> None:
+    def run(self, runner: RunnerProtocol) -> None:
         """Recompute the statistics of ``runner.model`` now."""
         model = runner.strategy.unwrap(runner.model)
         loader = runner.train_dataloader
