@@ -18,7 +18,8 @@ class Hook:
     ``val`` and ``test``, ``before_<mode>_epoch``/``after_<mode>_epoch``,
     ``before_<mode>_iter``/``after_<mode>_iter``, ``before_save_checkpoint``
     and ``after_load_checkpoint``. Hooks with memory implement
-    ``state_dict``/``load_state_dict``.
+    ``state_dict``/``load_state_dict``. What a hook may use of the ``runner``
+    it is given is listed by :class:`cadence.runner.RunnerProtocol`.
     """
 
     priority: int | str = "NORMAL"

@@ -33,7 +33,8 @@ class BaseLoop:
             self.dataloader = dataloader
 
     @property
-    def runner(self) -> Any:
+    def runner(self) -> RunnerProtocol:
+        """The runner that drives this loop."""
         return self._runner
 
     def run(self) -> Any:
