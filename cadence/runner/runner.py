@@ -26,6 +26,7 @@ from .hook_manager import HookManager, as_list, merge_default_hooks
 from .setup import default_setup
 
 if TYPE_CHECKING:
+    from ..loops import BaseLoop
     from ..strategies import BaseStrategy
 
 #: Top-level config keys the runner reads (mmengine's Runner/FlexibleRunner keys).
@@ -301,7 +302,7 @@ class Runner(CheckpointMixin):
         dispatch: dict[str, Any] = {}
         optim_cfg = sched_cfg = None
         if train:
-            loop = self.train_loop
+            loop: Any = self.train_loop  # any training loop: max_epochs, max_iters
             loader = loop.dataloader
             try:
                 dispatch["epoch_length"] = len(loader)
@@ -400,25 +401,25 @@ class Runner(CheckpointMixin):
         return self._model
 
     @property
-    def train_loop(self) -> Any:
+    def train_loop(self) -> BaseLoop:
         if self._train_loop is None:
             self._train_loop = self.build_loop("train")
         return self._train_loop
 
     @property
-    def train_loop_or_none(self) -> Any:
+    def train_loop_or_none(self) -> BaseLoop | None:
         """The training loop if it is built, else None (never builds it)."""
         return self._train_loop
 
     @property
-    def val_loop(self) -> Any:
+    def val_loop(self) -> BaseLoop | None:
         """The validation loop, or ``None`` when the config sets no validation."""
         if self._val_loop is None and self._given["val_cfg"] is not None:
             self._val_loop = self.build_loop("val")
         return self._val_loop
 
     @property
-    def test_loop(self) -> Any:
+    def test_loop(self) -> BaseLoop | None:
         if self._test_loop is None and self._given["test_cfg"] is not None:
             self._test_loop = self.build_loop("test")
         return self._test_loop
