@@ -157,7 +157,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.mode == "train":
         runner.train()
     else:
-        metrics = getattr(runner, args.mode)()
+        metrics = runner.val() if args.mode == "val" else runner.test()
         if runner.rank == 0:
             print({k: float(v) if hasattr(v, "__float__") else v for k, v in metrics.items()})
     # Only after success: a failed rank must exit at once (closing its sockets makes the

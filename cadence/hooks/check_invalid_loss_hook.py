@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ..dist import all_reduce, get_world_size
 from ..registry import HOOKS
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 
 class InvalidLossError(FloatingPointError):
@@ -66,7 +69,7 @@ class CheckInvalidLossHook(Hook):
         self.interval = interval
 
     def after_train_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         """Check this iteration's loss terms (every ``interval`` iterations)."""
         if (runner.iter + 1) % self.interval or not isinstance(outputs, Mapping):
@@ -76,11 +79,11 @@ class CheckInvalidLossHook(Hook):
         bad = invalid_terms(outputs)
         described = ", ".join(f"{key}={_value(value)}" for key, value in bad)
         if not bad:
-            described = f"on another rank (rank {getattr(runner, 'rank', 0)} is finite)"
+            described = f"on another rank (rank {runner.rank} is finite)"
         raise InvalidLossError(
             f"loss became NaN or infinite at iteration {runner.iter + 1} "
             f"(epoch {runner.epoch + 1}, batch {batch_idx}): {described}\n"
-            f"loss dict (rank {getattr(runner, 'rank', 0)}): {describe_outputs(outputs)}"
+            f"loss dict (rank {runner.rank}): {describe_outputs(outputs)}"
         )
 
 

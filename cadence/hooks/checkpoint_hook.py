@@ -5,12 +5,15 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..optim import accumulation_pending
 from ..registry import HOOKS
 from ..utils.compat import warn_unused_storage_args
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 GREATER_KEYS = ("acc", "top", "AR@", "auc", "precision", "mAP", "mDice", "mIoU", "mAcc", "aAcc")
 LESS_KEYS = ("loss",)
@@ -122,7 +125,7 @@ class CheckpointHook(Hook):
         self.best_paths: dict[str, str] = {}
 
     # ----------------------------------------------------------- helpers
-    def _dir(self, runner: Any) -> str:
+    def _dir(self, runner: RunnerProtocol) -> str:
         work_dir = runner.work_dir
         if self.out_dir is None or os.path.abspath(self.out_dir) == os.path.abspath(work_dir):
             return work_dir
@@ -136,7 +139,7 @@ class CheckpointHook(Hook):
             and (step - self.save_begin) % self.interval == 0
         )
 
-    def _save(self, runner: Any, step: int) -> str:
+    def _save(self, runner: RunnerProtocol, step: int) -> str:
         """Save the interval checkpoint of ``step``; old ones go only once it is in place.
 
         The files to delete are stored in the checkpoint itself (``stale``), so
@@ -183,7 +186,7 @@ class CheckpointHook(Hook):
         )
 
     # ------------------------------------------------------------ stages
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerProtocol) -> None:
         if not self.by_epoch:
             return
         epoch = runner.epoch + 1
@@ -199,7 +202,7 @@ class CheckpointHook(Hook):
             self._save(runner, epoch)
 
     def after_train_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         if self.by_epoch:
             return
@@ -219,7 +222,9 @@ class CheckpointHook(Hook):
         runner.logger.info(f"Saving checkpoint at {it} iterations")
         self._save(runner, it)
 
-    def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+    def after_val_epoch(
+        self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
+    ) -> None:
         if not self.save_best or not metrics or runner.train_loop is None:
             return
         keys = [next(iter(metrics)) if k == "auto" else k for k in self.save_best]
@@ -235,7 +240,9 @@ class CheckpointHook(Hook):
                 runner, key, self._rule_for(key, rule), float(metrics[key]), len(keys)
             )
 
-    def _maybe_save_best(self, runner: Any, key: str, rule: str, score: float, n_keys: int) -> None:
+    def _maybe_save_best(
+        self, runner: RunnerProtocol, key: str, rule: str, score: float, n_keys: int
+    ) -> None:
         best = self.best_scores.get(key, -math.inf if rule == "greater" else math.inf)
         if not (score > best if rule == "greater" else score < best):
             return
@@ -266,7 +273,7 @@ class CheckpointHook(Hook):
         )  # fmt: skip
         runner.logger.info(f"The best checkpoint with {score:.4f} {key} is saved to {path}")
 
-    def after_train(self, runner: Any) -> None:
+    def after_train(self, runner: RunnerProtocol) -> None:
         """Wait for a background save; publish the last and best checkpoints if asked."""
         runner.wait_for_checkpoint()
         if self.published_keys is None or runner.rank != 0:
@@ -281,10 +288,8 @@ class CheckpointHook(Hook):
                 out = publish_checkpoint(path, path, keys=self.published_keys)
                 runner.logger.info(f"Published {path} as {out}")
 
-    def after_run(self, runner: Any) -> None:
-        wait = getattr(runner, "wait_for_checkpoint", None)
-        if callable(wait):
-            wait()
+    def after_run(self, runner: RunnerProtocol) -> None:
+        runner.wait_for_checkpoint()
 
     # ------------------------------------------------------------- state
     def state_dict(self) -> dict[str, Any]:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..registry import HOOKS
 from .checkpoint_hook import GREATER_KEYS, LESS_KEYS
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 
 def infer_rule(monitor: str) -> str:
@@ -111,7 +114,7 @@ class EarlyStoppingHook(Hook):
         return None
 
     # ------------------------------------------------------------- stages
-    def before_train(self, runner: Any) -> None:
+    def before_train(self, runner: RunnerProtocol) -> None:
         if not hasattr(runner.train_loop, "stop_training"):
             raise TypeError(
                 f"EarlyStoppingHook needs a training loop with a 'stop_training' flag; "
@@ -119,10 +122,12 @@ class EarlyStoppingHook(Hook):
             )
         self._training = True
 
-    def after_train(self, runner: Any) -> None:
+    def after_train(self, runner: RunnerProtocol) -> None:
         self._training = False
 
-    def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+    def after_val_epoch(
+        self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
+    ) -> None:
         """Decide whether to stop, from this validation's metrics."""
         if not self._training:
             return  # a stand-alone validation does not count
@@ -140,7 +145,8 @@ class EarlyStoppingHook(Hook):
             return
         reason = self.check(float(metrics[self.monitor]))
         if reason is not None:
-            runner.train_loop.stop_training = True
+            loop: Any = runner.train_loop  # before_train checked it has the flag
+            loop.stop_training = True
             runner.logger.info(f"Early stopping: {reason}")
 
     # -------------------------------------------------------------- state

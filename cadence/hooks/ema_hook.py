@@ -5,13 +5,16 @@ from __future__ import annotations
 import copy
 import itertools
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
 
 from ..registry import HOOKS, MODELS
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 _PREFIX = "module."
 
@@ -63,7 +66,7 @@ class EMAHook(Hook):
         self.ema_model: Any = None
 
     # ------------------------------------------------------------- stages
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerProtocol) -> None:
         """Build the averaged model from the (unwrapped) model, once per model."""
         model = runner.strategy.unwrap(runner.model)
         if self.src_model is model and self.ema_model is not None:
@@ -73,7 +76,7 @@ class EMAHook(Hook):
             self.ema_cfg, default_args=dict(model=model), key_path="custom_hooks.EMAHook"
         )
 
-    def before_train(self, runner: Any) -> None:
+    def before_train(self, runner: RunnerProtocol) -> None:
         """Check that averaging starts within the training."""
         if self.enabled_by_epoch and self.begin_epoch > runner.max_epochs:
             raise ValueError(
@@ -87,7 +90,7 @@ class EMAHook(Hook):
             )
 
     def after_train_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         """Fold the new weights into the average (or copy them before it starts)."""
         if self._started(runner):
@@ -98,34 +101,39 @@ class EMAHook(Hook):
                 for key, value in self.ema_model.module.state_dict().items():
                     value.copy_(source[key])
 
-    def before_val_epoch(self, runner: Any) -> None:
+    def before_val_epoch(self, runner: RunnerProtocol) -> None:
         """Validate with the averaged weights."""
         self._swap_parameters()
 
-    def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+    def after_val_epoch(
+        self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
+    ) -> None:
         """Put the raw weights back."""
         self._swap_parameters()
 
-    def before_test_epoch(self, runner: Any) -> None:
+    def before_test_epoch(self, runner: RunnerProtocol) -> None:
         """Test with the averaged weights."""
         self._swap_parameters()
 
-    def after_test_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+    def after_test_epoch(
+        self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
+    ) -> None:
         """Put the raw weights back."""
         self._swap_parameters()
 
-    def before_save_checkpoint(self, runner: Any, checkpoint: dict[str, Any]) -> None:
+    def before_save_checkpoint(self, runner: RunnerProtocol, checkpoint: dict[str, Any]) -> None:
         """Save the averaged weights as ``state_dict`` and the raw ones in ``ema_state_dict``."""
         checkpoint["ema_state_dict"] = _to_cpu(self.ema_model.state_dict())
         if "state_dict" not in checkpoint:  # the strategy adds it later: add it here, swapped
-            full = getattr(runner.strategy, "model_state_dict", None)
+            strategy = runner.strategy
+            full = getattr(strategy, "model_state_dict", None)
             state = full() if callable(full) else self._model.state_dict()
             checkpoint["state_dict"] = _to_cpu(state)
         _swap_state_dicts(checkpoint)
 
-    def after_load_checkpoint(self, runner: Any, checkpoint: dict[str, Any]) -> None:
+    def after_load_checkpoint(self, runner: RunnerProtocol, checkpoint: dict[str, Any]) -> None:
         """Restore the average; when resuming, give the model back its raw weights."""
-        resuming = bool(getattr(runner, "_resume", False))
+        resuming = bool(runner.resuming)
         if "ema_state_dict" in checkpoint and resuming:
             _swap_state_dicts(checkpoint)  # now state_dict: raw weights, ema: averaged
             self.ema_model.load_state_dict(checkpoint["ema_state_dict"], strict=self.strict_load)
@@ -148,7 +156,7 @@ class EMAHook(Hook):
             raise RuntimeError("EMAHook: no model yet (before_run has not been called)")
         return self.src_model
 
-    def _started(self, runner: Any) -> bool:
+    def _started(self, runner: RunnerProtocol) -> bool:
         if self.enabled_by_epoch:
             return runner.epoch + 1 >= self.begin_epoch
         return runner.iter + 1 >= self.begin_iter

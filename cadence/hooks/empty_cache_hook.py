@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ..registry import HOOKS
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 _EPOCH_BEFORE = ("before_train_epoch", "before_val_epoch", "before_test_epoch")
 _EPOCH_AFTER = ("after_train_epoch", "after_val_epoch", "after_test_epoch")
@@ -47,35 +50,39 @@ class EmptyCacheHook(Hook):
         """Only the enabled points."""
         return [s for s in self.stages if s in self._stages]
 
-    def before_train_epoch(self, runner: Any) -> None:
+    def before_train_epoch(self, runner: RunnerProtocol) -> None:
         empty_cache()
 
-    def before_val_epoch(self, runner: Any) -> None:
+    def before_val_epoch(self, runner: RunnerProtocol) -> None:
         empty_cache()
 
-    def before_test_epoch(self, runner: Any) -> None:
+    def before_test_epoch(self, runner: RunnerProtocol) -> None:
         empty_cache()
 
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerProtocol) -> None:
         empty_cache()
 
-    def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+    def after_val_epoch(
+        self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
+    ) -> None:
         empty_cache()
 
-    def after_test_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+    def after_test_epoch(
+        self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
+    ) -> None:
         empty_cache()
 
     def after_train_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         empty_cache()
 
     def after_val_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         empty_cache()
 
     def after_test_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         empty_cache()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 DATA_BATCH = Any
 
@@ -15,7 +18,8 @@ class Hook:
     ``val`` and ``test``, ``before_<mode>_epoch``/``after_<mode>_epoch``,
     ``before_<mode>_iter``/``after_<mode>_iter``, ``before_save_checkpoint``
     and ``after_load_checkpoint``. Hooks with memory implement
-    ``state_dict``/``load_state_dict``.
+    ``state_dict``/``load_state_dict``. What a hook may use of the ``runner``
+    it is given is listed by :class:`cadence.runner.RunnerProtocol`.
     """
 
     priority: int | str = "NORMAL"
@@ -31,56 +35,74 @@ class Hook:
     )  # fmt: skip
 
     # --------------------------------------------------------------- run
-    def before_run(self, runner: Any) -> None: ...
-    def after_run(self, runner: Any) -> None: ...
+    def before_run(self, runner: RunnerProtocol) -> None: ...
+    def after_run(self, runner: RunnerProtocol) -> None: ...
 
     # ------------------------------------------------------------- train
-    def before_train(self, runner: Any) -> None: ...
-    def after_train(self, runner: Any) -> None: ...
-    def before_train_epoch(self, runner: Any) -> None: ...
-    def after_train_epoch(self, runner: Any) -> None: ...
+    def before_train(self, runner: RunnerProtocol) -> None: ...
+    def after_train(self, runner: RunnerProtocol) -> None: ...
+    def before_train_epoch(self, runner: RunnerProtocol) -> None: ...
+    def after_train_epoch(self, runner: RunnerProtocol) -> None: ...
 
     def before_train_iter(
-        self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: DATA_BATCH = None
     ) -> None: ...
 
     def after_train_iter(
-        self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None, outputs: Any = None
+        self,
+        runner: RunnerProtocol,
+        batch_idx: int,
+        data_batch: DATA_BATCH = None,
+        outputs: Any = None,
     ) -> None: ...
 
     # --------------------------------------------------------------- val
-    def before_val(self, runner: Any) -> None: ...
-    def after_val(self, runner: Any) -> None: ...
-    def before_val_epoch(self, runner: Any) -> None: ...
+    def before_val(self, runner: RunnerProtocol) -> None: ...
+    def after_val(self, runner: RunnerProtocol) -> None: ...
+    def before_val_epoch(self, runner: RunnerProtocol) -> None: ...
 
-    def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None: ...
+    def after_val_epoch(
+        self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
+    ) -> None: ...
 
     def before_val_iter(
-        self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: DATA_BATCH = None
     ) -> None: ...
 
     def after_val_iter(
-        self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None, outputs: Any = None
+        self,
+        runner: RunnerProtocol,
+        batch_idx: int,
+        data_batch: DATA_BATCH = None,
+        outputs: Any = None,
     ) -> None: ...
 
     # -------------------------------------------------------------- test
-    def before_test(self, runner: Any) -> None: ...
-    def after_test(self, runner: Any) -> None: ...
-    def before_test_epoch(self, runner: Any) -> None: ...
+    def before_test(self, runner: RunnerProtocol) -> None: ...
+    def after_test(self, runner: RunnerProtocol) -> None: ...
+    def before_test_epoch(self, runner: RunnerProtocol) -> None: ...
 
-    def after_test_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None: ...
+    def after_test_epoch(
+        self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
+    ) -> None: ...
 
     def before_test_iter(
-        self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: DATA_BATCH = None
     ) -> None: ...
 
     def after_test_iter(
-        self, runner: Any, batch_idx: int, data_batch: DATA_BATCH = None, outputs: Any = None
+        self,
+        runner: RunnerProtocol,
+        batch_idx: int,
+        data_batch: DATA_BATCH = None,
+        outputs: Any = None,
     ) -> None: ...
 
     # -------------------------------------------------------- checkpoints
-    def before_save_checkpoint(self, runner: Any, checkpoint: dict[str, Any]) -> None: ...
-    def after_load_checkpoint(self, runner: Any, checkpoint: dict[str, Any]) -> None: ...
+    def before_save_checkpoint(
+        self, runner: RunnerProtocol, checkpoint: dict[str, Any]
+    ) -> None: ...
+    def after_load_checkpoint(self, runner: RunnerProtocol, checkpoint: dict[str, Any]) -> None: ...
 
     # ------------------------------------------------------------ helpers
     def implemented_stages(self) -> list[str]:
@@ -88,7 +110,7 @@ class Hook:
         cls = type(self)
         return [s for s in self.stages if getattr(cls, s) is not getattr(Hook, s)]
 
-    def every_n_epochs(self, runner: Any, n: int, start: int = 0) -> bool:
+    def every_n_epochs(self, runner: RunnerProtocol, n: int, start: int = 0) -> bool:
         """True after every ``n``-th epoch (counting from ``start``)."""
         done = runner.epoch + 1 - start
         return n > 0 and done > 0 and done % n == 0
@@ -97,7 +119,7 @@ class Hook:
         """True at every ``n``-th iteration inside an epoch."""
         return n > 0 and (batch_idx + 1) % n == 0
 
-    def every_n_train_iters(self, runner: Any, n: int, start: int = 0) -> bool:
+    def every_n_train_iters(self, runner: RunnerProtocol, n: int, start: int = 0) -> bool:
         """True after every ``n``-th training iteration (counting from ``start``)."""
         done = runner.iter + 1 - start
         return n > 0 and done > 0 and done % n == 0
@@ -106,10 +128,10 @@ class Hook:
         """True at the last batch of an epoch."""
         return batch_idx + 1 == len(dataloader)
 
-    def is_last_train_epoch(self, runner: Any) -> bool:
+    def is_last_train_epoch(self, runner: RunnerProtocol) -> bool:
         return runner.epoch + 1 == runner.max_epochs
 
-    def is_last_train_iter(self, runner: Any) -> bool:
+    def is_last_train_iter(self, runner: RunnerProtocol) -> bool:
         return runner.iter + 1 == runner.max_iters
 
     def state_dict(self) -> dict[str, Any]:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..registry import HOOKS
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 
 def _length(loop: Any) -> int:
@@ -49,11 +52,11 @@ class IterTimerHook(Hook):
         self._eval_total = 0
 
     # ---------------------------------------------------------------- train
-    def before_train(self, runner: Any) -> None:
+    def before_train(self, runner: RunnerProtocol) -> None:
         self._train_time, self._train_done = 0.0, 0
         self._train_left = runner.max_iters - runner.iter
 
-    def before_train_epoch(self, runner: Any) -> None:
+    def before_train_epoch(self, runner: RunnerProtocol) -> None:
         self._last = perf_counter()
 
     def _writers(self, hub: Any) -> None:
@@ -62,14 +65,16 @@ class IterTimerHook(Hook):
         self._write_time = hub.scalar_writer("train/time")
         self._set_eta = hub.info_writer("eta")
 
-    def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
+    def before_train_iter(
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None
+    ) -> None:
         waited = perf_counter() - self._last
         if runner.message_hub is not self._hub:
             self._writers(runner.message_hub)
         self._write_data_time(waited)  # type: ignore[misc]
 
     def after_train_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         now = perf_counter()
         elapsed = now - self._last
@@ -87,7 +92,7 @@ class IterTimerHook(Hook):
         self._eval_total = _length(loop)
         self._last = perf_counter()
 
-    def _after_eval_iter(self, runner: Any, key: str) -> None:
+    def _after_eval_iter(self, runner: RunnerProtocol, key: str) -> None:
         now = perf_counter()
         elapsed = now - self._last
         self._last = now
@@ -98,29 +103,33 @@ class IterTimerHook(Hook):
         if self._eval_total:
             hub.update_info("eta", total / done * max(self._eval_total - done, 0))
 
-    def _after_eval(self, runner: Any) -> None:
+    def _after_eval(self, runner: RunnerProtocol) -> None:
         # training may go on: its next data_time starts now, not at the last eval batch
         self._last = perf_counter()
 
-    def before_val_epoch(self, runner: Any) -> None:
+    def before_val_epoch(self, runner: RunnerProtocol) -> None:
         self._before_eval_epoch(runner.val_loop)
 
-    def before_test_epoch(self, runner: Any) -> None:
+    def before_test_epoch(self, runner: RunnerProtocol) -> None:
         self._before_eval_epoch(runner.test_loop)
 
-    def before_val_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
+    def before_val_iter(
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None
+    ) -> None:
         runner.message_hub.update_scalar("val/data_time", perf_counter() - self._last)
 
-    def before_test_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
+    def before_test_iter(
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None
+    ) -> None:
         runner.message_hub.update_scalar("test/data_time", perf_counter() - self._last)
 
     def after_val_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         self._after_eval_iter(runner, "val/time")
 
     def after_test_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         self._after_eval_iter(runner, "test/time")
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..logging.log_processor import mode_loop
 from ..logging.progress import ProgressBar, check_progress_mode, format_loss, wants_bar
 from ..registry import HOOKS
 from ..utils.compat import warn_unused_storage_args
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..loops import BaseLoop
+    from ..runner.protocol import RunnerProtocol
 
 
 def _length(dataloader: Any) -> int:
@@ -18,15 +23,21 @@ def _length(dataloader: Any) -> int:
         return 0
 
 
-def _window_end(runner: Any, start: int) -> int:
+def _loop_length(loop: BaseLoop | None) -> int:
+    """Batches in a loop's dataloader; 0 without a loop or when it cannot tell."""
+    return _length(getattr(loop, "dataloader", None))
+
+
+def _window_end(runner: RunnerProtocol, start: int) -> int:
     """Where the iteration window that starts after ``start`` done iterations ends.
 
     At the next validation (a multiple of the loop's ``val_interval``) when the
     run validates, else at ``max_iters``.
     """
     end = runner.max_iters
-    interval = getattr(runner.train_loop, "val_interval", 0)
-    if isinstance(interval, int) and interval > 0 and getattr(runner, "val_loop", None):
+    loop = runner.train_loop
+    interval = getattr(loop, "val_interval", 0)  # a custom loop may have none
+    if isinstance(interval, int) and interval > 0 and runner.val_loop:
         end = min(end, (start // interval + 1) * interval)
     return end
 
@@ -104,26 +115,27 @@ class LoggerHook(Hook):
         self._epoch_len = 0
 
     # ------------------------------------------------------------ lifecycle
-    def before_run(self, runner: Any) -> None:
-        show = wants_bar(self.progress, getattr(runner, "rank", 0))
+    def before_run(self, runner: RunnerProtocol) -> None:
+        show = wants_bar(self.progress, runner.rank)
         self._bar = ProgressBar() if show else None
 
-    def after_run(self, runner: Any) -> None:
+    def after_run(self, runner: RunnerProtocol) -> None:
         """Stop the bar and close the visualizer (its backends reopen if the runner logs again)."""
         self._stop_bar()
-        close = getattr(getattr(runner, "visualizer", None), "close", None)
+        visualizer = runner.visualizer
+        close = getattr(visualizer, "close", None)
         if callable(close):
             close()
 
-    def before_train(self, runner: Any) -> None:
+    def before_train(self, runner: RunnerProtocol) -> None:
         self._setup_train(runner)
 
-    def _setup_train(self, runner: Any) -> bool:
+    def _setup_train(self, runner: RunnerProtocol) -> bool:
         by_epoch = self._by_epoch = bool(runner.train_loop_by_epoch)
         self._epoch_len = _length(runner.train_loop.dataloader)
         return by_epoch
 
-    def after_train(self, runner: Any) -> None:
+    def after_train(self, runner: RunnerProtocol) -> None:
         self._stop_bar()
 
     def _stop_bar(self) -> None:
@@ -131,17 +143,18 @@ class LoggerHook(Hook):
             self._bar.stop()
 
     # ---------------------------------------------------------------- train
-    def before_train_epoch(self, runner: Any) -> None:
+    def before_train_epoch(self, runner: RunnerProtocol) -> None:
         bar = self._bar
         if bar is not None and self._by_epoch:
+            loop = runner.train_loop
             bar.start(
                 f"Epoch {runner.epoch + 1}/{runner.max_epochs}",
                 total=self._epoch_len or None,
-                completed=getattr(runner.train_loop, "inner_iter", 0),
+                completed=getattr(loop, "inner_iter", 0),
             )
 
     def after_train_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         done = runner.iter + 1
         every = self.interval_exp_name
@@ -169,25 +182,24 @@ class LoggerHook(Hook):
             runner.visualizer.add_scalars(tag, step=done)
 
     @staticmethod
-    def _show_train(runner: Any, bar: ProgressBar, by_epoch: bool) -> None:
+    def _show_train(runner: RunnerProtocol, bar: ProgressBar, by_epoch: bool) -> None:
         buffer = runner.message_hub.log_scalars.get("train/loss")
         bar.show(format_loss(buffer.last_ready() if buffer is not None else None))
         if bar.finished and not by_epoch:
             bar.stop()
 
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerProtocol) -> None:
         if self._by_epoch:
             self._stop_bar()
 
     # ----------------------------------------------------------- evaluation
-    def _start_eval_bar(self, runner: Any, mode: str) -> None:
+    def _start_eval_bar(self, runner: RunnerProtocol, mode: str) -> None:
         bar = self._bar
         if bar is not None:
-            loop = getattr(runner, f"{mode}_loop")
-            total = _length(getattr(loop, "dataloader", None))
+            total = _loop_length(mode_loop(runner, mode))
             bar.start(mode.capitalize(), total=total or None, transient=True)
 
-    def _eval_iter(self, runner: Any, batch_idx: int, mode: str) -> None:
+    def _eval_iter(self, runner: RunnerProtocol, batch_idx: int, mode: str) -> None:
         bar = self._bar
         if bar is not None and bar.tick():
             bar.show()
@@ -195,35 +207,39 @@ class LoggerHook(Hook):
             _, line = runner.log_processor.get_log_after_iter(runner, batch_idx, mode)
             runner.logger.info(line)
 
-    def before_val_epoch(self, runner: Any) -> None:
+    def before_val_epoch(self, runner: RunnerProtocol) -> None:
         self._start_eval_bar(runner, "val")
 
-    def before_test_epoch(self, runner: Any) -> None:
+    def before_test_epoch(self, runner: RunnerProtocol) -> None:
         self._start_eval_bar(runner, "test")
 
     def after_val_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         self._eval_iter(runner, batch_idx, "val")
 
     def after_test_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         self._eval_iter(runner, batch_idx, "test")
 
-    def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+    def after_val_epoch(
+        self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
+    ) -> None:
         self._stop_bar()
         tag, line = runner.log_processor.get_log_after_epoch(
-            runner, _length(runner.val_loop.dataloader), "val"
+            runner, _loop_length(runner.val_loop), "val"
         )
         runner.logger.info(line)
         by_epoch = self.log_metric_by_epoch and runner.train_loop_by_epoch
         runner.visualizer.add_scalars(tag, step=runner.epoch if by_epoch else runner.iter)
 
-    def after_test_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+    def after_test_epoch(
+        self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
+    ) -> None:
         self._stop_bar()
         tag, line = runner.log_processor.get_log_after_epoch(
-            runner, _length(runner.test_loop.dataloader), "test"
+            runner, _loop_length(runner.test_loop), "test"
         )
         runner.logger.info(line)
         runner.visualizer.add_scalars(tag, step=runner.iter)

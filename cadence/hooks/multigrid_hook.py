@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..dataset.multigrid import (
     DEFAULT_LONG_CYCLE_FACTORS,
@@ -16,6 +16,9 @@ from ..dataset.multigrid import (
 )
 from ..registry import HOOKS
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 
 def _param_groups(wrapper: Any) -> list[dict[str, Any]]:
@@ -121,9 +124,9 @@ class MultigridHook(Hook):
         self._saved_summary: Any = None
 
     # ------------------------------------------------------------- stages
-    def before_train(self, runner: Any) -> None:
+    def before_train(self, runner: RunnerProtocol) -> None:
         """Build the schedule from the configured loader, log it, set the loop's length."""
-        loop = runner.train_loop
+        loop: Any = runner.train_loop  # any epoch-based loop with set_length (checked here)
         if not getattr(loop, "by_epoch", True):
             raise ValueError(
                 "MultigridHook needs an epoch-based train loop (train_cfg.max_epochs), got "
@@ -177,8 +180,8 @@ class MultigridHook(Hook):
         if self.set_lr:
             self._check_lr_owner(runner)
 
-    def _check_lr_owner(self, runner: Any) -> None:
-        if _has_schedulers(getattr(runner, "param_schedulers", None)):
+    def _check_lr_owner(self, runner: RunnerProtocol) -> None:
+        if _has_schedulers(runner.param_schedulers):
             raise ValueError(
                 "MultigridHook(set_lr=True) sets the learning rate from its schedule; remove "
                 "param_scheduler from the config, or set set_lr=False to keep the schedulers"
@@ -192,7 +195,7 @@ class MultigridHook(Hook):
                 f"base LRs but the optimizer has {len(groups)} groups"
             )
 
-    def before_train_epoch(self, runner: Any) -> None:
+    def before_train_epoch(self, runner: RunnerProtocol) -> None:
         """Switch to the epoch's stage (new loader and dataset shape) and set its LR."""
         assert self.schedule is not None, "MultigridHook.before_train did not run"
         epoch = runner.epoch
@@ -206,7 +209,7 @@ class MultigridHook(Hook):
             for group, base in zip(_param_groups(runner.optim_wrapper), self._base_lrs):
                 group["lr"] = base * factor
 
-    def _apply(self, runner: Any, stage: MultigridStage) -> None:
+    def _apply(self, runner: RunnerProtocol, stage: MultigridStage) -> None:
         shape = stage.shape
         self._template.dataset.set_multigrid_shape(shape.frames, shape.crop_size)
         loader = multigrid_dataloader(self._template, self._sampler, stage, self._drop_last)

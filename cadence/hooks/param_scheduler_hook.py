@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..registry import HOOKS
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 
 def _all(schedulers: Any) -> Iterable[Any]:
@@ -26,7 +29,7 @@ class ParamSchedulerHook(Hook):
     priority = "LOW"
 
     def after_train_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         schedulers = runner.param_schedulers
         if not schedulers:
@@ -36,12 +39,14 @@ class ParamSchedulerHook(Hook):
             if not scheduler.by_epoch:
                 scheduler.step()
 
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerProtocol) -> None:
         for scheduler in _all(runner.param_schedulers):
             if scheduler.by_epoch:
                 scheduler.step()
 
-    def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+    def after_val_epoch(
+        self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
+    ) -> None:
         if not metrics:
             return
         for scheduler in _all(runner.param_schedulers):

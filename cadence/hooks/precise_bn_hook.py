@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -16,6 +16,9 @@ from ..dist import all_reduce, get_world_size
 from ..registry import HOOKS
 from ..utils.rng import preserved_rng
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 
 def bn_modules(model: nn.Module) -> list[_BatchNorm]:
@@ -122,13 +125,13 @@ class PreciseBNHook(Hook):
         self.interval = interval
         self._training = False
 
-    def before_train(self, runner: Any) -> None:
+    def before_train(self, runner: RunnerProtocol) -> None:
         self._training = True
 
-    def after_train(self, runner: Any) -> None:
+    def after_train(self, runner: RunnerProtocol) -> None:
         self._training = False
 
-    def before_val_epoch(self, runner: Any) -> None:
+    def before_val_epoch(self, runner: RunnerProtocol) -> None:
         """Recompute the statistics (only while training, every ``interval``)."""
         if not self._training:
             return
@@ -137,7 +140,7 @@ class PreciseBNHook(Hook):
             return
         self.run(runner)
 
-    def run(self, runner: Any) -> None:
+    def run(self, runner: RunnerProtocol) -> None:
         """Recompute the statistics of ``runner.model`` now."""
         model = runner.strategy.unwrap(runner.model)
         loader = runner.train_dataloader

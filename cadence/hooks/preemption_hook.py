@@ -7,11 +7,14 @@ import signal
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..optim import accumulation_pending
 from ..registry import HOOKS
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 
 class TrainingPreempted(Exception):
@@ -70,7 +73,7 @@ class PreemptionHook(Hook):
         if self.received is None:
             self.received = (signal.Signals(signum).name, time.monotonic())
 
-    def before_train(self, runner: Any) -> None:
+    def before_train(self, runner: RunnerProtocol) -> None:
         self.received = None
         self._world_size = runner.world_size
         if threading.current_thread() is not threading.main_thread():
@@ -80,7 +83,7 @@ class PreemptionHook(Hook):
             self._previous[signum] = signal.signal(signum, self._handle)
         self._active = True
 
-    def after_train(self, runner: Any) -> None:
+    def after_train(self, runner: RunnerProtocol) -> None:
         self._restore()
 
     def _restore(self) -> None:
@@ -92,7 +95,7 @@ class PreemptionHook(Hook):
         self._previous.clear()
 
     # -------------------------------------------------------------- stages
-    def _should_stop(self, runner: Any) -> bool:
+    def _should_stop(self, runner: RunnerProtocol) -> bool:
         if (runner.iter + 1) % self.sync_interval:
             return False
         import torch
@@ -103,7 +106,7 @@ class PreemptionHook(Hook):
         return bool(flag.item())
 
     def after_train_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         if self._world_size <= 1:  # one process: no agreement needed, one comparison
             if self.received is None:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..registry import HOOKS
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 _TRACE_TYPES = ("log_trace", "tb_trace")
 
@@ -99,7 +102,7 @@ class ProfilerHook(Hook):
         self._finished = False
 
     # ------------------------------------------------------------ building
-    def _trace_handler(self, runner: Any) -> Callable[..., Any] | None:
+    def _trace_handler(self, runner: RunnerProtocol) -> Callable[..., Any] | None:
         spec = self.on_trace_ready
         if spec is None or callable(spec):
             return spec
@@ -119,7 +122,7 @@ class ProfilerHook(Hook):
         runner.logger.info(f"ProfilerHook: TensorBoard traces go to {dir_name}")
         return torch.profiler.tensorboard_trace_handler(dir_name, **cfg)
 
-    def _output_path(self, runner: Any) -> str | None:
+    def _output_path(self, runner: RunnerProtocol) -> str | None:
         path = self.json_trace_path
         if path is None:
             if self.on_trace_ready is not None:
@@ -129,7 +132,7 @@ class ProfilerHook(Hook):
         return path if os.path.isabs(path) else os.path.join(runner.log_dir, path)
 
     # -------------------------------------------------------------- stages
-    def before_train(self, runner: Any) -> None:
+    def before_train(self, runner: RunnerProtocol) -> None:
         """Start profiling (once per hook)."""
         if self.profiler is not None or self._finished:
             return
@@ -157,7 +160,7 @@ class ProfilerHook(Hook):
         runner.logger.info(f"ProfilerHook: profiling {self.profile_times} {unit}(s)")
 
     def after_train_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         """Step the profiler; close it after the last profiled iteration."""
         if self.profiler is None:
@@ -168,7 +171,7 @@ class ProfilerHook(Hook):
             if self._done >= self.profile_times:
                 self._stop(runner)
 
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerProtocol) -> None:
         """Close the profiler after the last profiled epoch."""
         if self.profiler is None or not self.by_epoch:
             return
@@ -176,12 +179,12 @@ class ProfilerHook(Hook):
         if self._done >= self.profile_times:
             self._stop(runner)
 
-    def after_train(self, runner: Any) -> None:
+    def after_train(self, runner: RunnerProtocol) -> None:
         """Close the profiler when training ends inside the window."""
         if self.profiler is not None:
             self._stop(runner)
 
-    def _stop(self, runner: Any) -> None:
+    def _stop(self, runner: RunnerProtocol) -> None:
         profiler, self.profiler = self.profiler, None
         self._finished = True
         profiler.__exit__(None, None, None)

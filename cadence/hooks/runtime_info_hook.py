@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ..registry import HOOKS
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 #: (message hub key, reader) pairs; a reader returns one learning rate.
 LrReaders = list[tuple[str, Callable[[], Any]]]
@@ -102,13 +105,13 @@ class RuntimeInfoHook(Hook):
         self._output_writers: dict[Any, Callable[[Any], None]] = {}
         self._outer_stage: Any = None
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerProtocol) -> None:
         hub = runner.message_hub
         hub.update_info("seed", runner.seed)
         hub.update_info("experiment_name", runner.experiment_name)
         self._outer_stage = None
 
-    def before_train(self, runner: Any) -> None:
+    def before_train(self, runner: RunnerProtocol) -> None:
         hub = runner.message_hub
         hub.update_info_dict(
             {
@@ -119,13 +122,13 @@ class RuntimeInfoHook(Hook):
                 "max_iters": runner.max_iters,
             }
         )
-        loader = getattr(runner, "train_dataloader", None)
+        loader = runner.train_dataloader
         meta = getattr(getattr(loader, "dataset", None), "metainfo", None)
         if meta is not None:
             hub.update_info("dataset_meta", meta)
         self._watch_lr(runner.optim_wrapper)
 
-    def after_train(self, runner: Any) -> None:
+    def after_train(self, runner: RunnerProtocol) -> None:
         runner.message_hub.pop_info("loop_stage")
 
     def _watch_lr(self, wrapper: Any) -> None:
@@ -140,10 +143,12 @@ class RuntimeInfoHook(Hook):
         self._lr_writers = [(hub.scalar_writer(key), read) for key, read in self._lr_readers or ()]
         self._output_writers = {}
 
-    def before_train_epoch(self, runner: Any) -> None:
+    def before_train_epoch(self, runner: RunnerProtocol) -> None:
         runner.message_hub.update_info("epoch", runner.epoch)
 
-    def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
+    def before_train_iter(
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None
+    ) -> None:
         wrapper = runner.optim_wrapper
         if wrapper is not self._lr_owner:
             self._watch_lr(wrapper)
@@ -159,7 +164,7 @@ class RuntimeInfoHook(Hook):
                 hub.update_scalar(f"train/{name}", values[0])
 
     def after_train_iter(
-        self, runner: Any, batch_idx: int, data_batch: Any = None, outputs: Any = None
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         if outputs:
             hub = runner.message_hub
@@ -173,12 +178,12 @@ class RuntimeInfoHook(Hook):
                 write(value)
 
     # ---------------------------------------------------------- evaluation
-    def _enter(self, runner: Any, stage: str) -> None:
+    def _enter(self, runner: RunnerProtocol, stage: str) -> None:
         hub = runner.message_hub
         self._outer_stage = hub.get_info("loop_stage")
         hub.update_info("loop_stage", stage)
 
-    def _leave(self, runner: Any) -> None:
+    def _leave(self, runner: RunnerProtocol) -> None:
         hub = runner.message_hub
         if self._outer_stage == "train":  # validation inside training
             hub.update_info("loop_stage", "train")
@@ -186,26 +191,30 @@ class RuntimeInfoHook(Hook):
             hub.pop_info("loop_stage")
         self._outer_stage = None
 
-    def before_val(self, runner: Any) -> None:
+    def before_val(self, runner: RunnerProtocol) -> None:
         self._enter(runner, "val")
 
-    def after_val(self, runner: Any) -> None:
+    def after_val(self, runner: RunnerProtocol) -> None:
         self._leave(runner)
 
-    def before_test(self, runner: Any) -> None:
+    def before_test(self, runner: RunnerProtocol) -> None:
         self._enter(runner, "test")
 
-    def after_test(self, runner: Any) -> None:
+    def after_test(self, runner: RunnerProtocol) -> None:
         self._leave(runner)
 
-    def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+    def after_val_epoch(
+        self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
+    ) -> None:
         self._publish(runner, "val", metrics)
 
-    def after_test_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
+    def after_test_epoch(
+        self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
+    ) -> None:
         self._publish(runner, "test", metrics)
 
     @staticmethod
-    def _publish(runner: Any, mode: str, metrics: dict[str, Any] | None) -> None:
+    def _publish(runner: RunnerProtocol, mode: str, metrics: dict[str, Any] | None) -> None:
         hub = runner.message_hub
         for key, value in (metrics or {}).items():
             if _is_scalar(value):

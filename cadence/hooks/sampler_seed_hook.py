@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..registry import HOOKS
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 
 @HOOKS.register_module()
@@ -14,7 +17,7 @@ class DistSamplerSeedHook(Hook):
 
     priority = "NORMAL"
 
-    def before_train_epoch(self, runner: Any) -> None:
+    def before_train_epoch(self, runner: RunnerProtocol) -> None:
         loader = runner.train_loop.dataloader
         for sampler in (getattr(loader, "sampler", None), getattr(loader, "batch_sampler", None)):
             for candidate in (sampler, getattr(sampler, "sampler", None)):

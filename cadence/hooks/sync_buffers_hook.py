@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
@@ -11,6 +11,9 @@ from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
 from ..dist import all_reduce, get_world_size
 from ..registry import HOOKS
 from .hook import Hook
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 
 def all_reduce_buffers(buffers: Iterable[torch.Tensor]) -> None:
@@ -53,15 +56,15 @@ class SyncBuffersHook(Hook):
         self._synced_after_train = False
 
     @staticmethod
-    def _sync(runner: Any) -> None:
+    def _sync(runner: RunnerProtocol) -> None:
         all_reduce_buffers(runner.strategy.unwrap(runner.model).buffers())
 
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerProtocol) -> None:
         """Average the buffers at the end of each epoch."""
         self._sync(runner)
         self._synced_after_train = True
 
-    def before_val_epoch(self, runner: Any) -> None:
+    def before_val_epoch(self, runner: RunnerProtocol) -> None:
         """Average the buffers unless the end of a training epoch just did."""
         if not self._synced_after_train:
             self._sync(runner)

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import datetime
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..registry import LOG_PROCESSORS
 from ..utils.suggest import did_you_mean
 from .history_buffer import HistoryBuffer, resolve_tensors
+
+if TYPE_CHECKING:
+    from ..loops import BaseLoop
+    from ..runner.protocol import RunnerProtocol
 
 _MODES = ("train", "val", "test")
 _WINDOW_WORDS = ("epoch", "global")
@@ -114,7 +118,9 @@ class LogProcessor:
                     raise ValueError(f"{where}: window_size='epoch' needs by_epoch=True")
 
     # ------------------------------------------------------------- public API
-    def get_log_after_iter(self, runner: Any, batch_idx: int, mode: str) -> tuple[dict, str]:
+    def get_log_after_iter(
+        self, runner: RunnerProtocol, batch_idx: int, mode: str
+    ) -> tuple[dict, str]:
         """Tag and log line after iteration ``batch_idx`` of ``mode`` ('train', 'val', 'test')."""
         _check_mode(mode, _MODES)
         custom = self._resolve_windows(runner, batch_idx, self.custom_cfg)
@@ -163,7 +169,7 @@ class LogProcessor:
         return tag, log_str
 
     def get_log_after_epoch(
-        self, runner: Any, batch_idx: int, mode: str, with_non_scalar: bool = False
+        self, runner: RunnerProtocol, batch_idx: int, mode: str, with_non_scalar: bool = False
     ) -> tuple[dict, str]:
         """Tag and log line after a 'val' or 'test' epoch of ``batch_idx + 1`` batches."""
         _check_mode(mode, ("val", "test"))
@@ -201,7 +207,7 @@ class LogProcessor:
         return tag, log_str
 
     # ---------------------------------------------------------------- helpers
-    def _iter_header(self, runner: Any, batch_idx: int, mode: str, tag: dict) -> str:
+    def _iter_header(self, runner: RunnerProtocol, batch_idx: int, mode: str, tag: dict) -> str:
         if not self.by_epoch:
             if mode == "train":
                 total = runner.max_iters
@@ -221,7 +227,7 @@ class LogProcessor:
         return f"Epoch({mode}){epoch_str}{progress}  "
 
     def _resolve_windows(
-        self, runner: Any, batch_idx: int, custom_cfg: list[dict[str, Any]]
+        self, runner: RunnerProtocol, batch_idx: int, custom_cfg: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
         resolved = []
         for cfg in custom_cfg:
@@ -234,7 +240,11 @@ class LogProcessor:
         return resolved
 
     def _collect_scalars(
-        self, custom_cfg: list[dict[str, Any]], runner: Any, mode: str, keep_prefix: bool = False
+        self,
+        custom_cfg: list[dict[str, Any]],
+        runner: RunnerProtocol,
+        mode: str,
+        keep_prefix: bool = False,
     ) -> dict[str, Any]:
         prefix = f"{mode}/"
         buffers: dict[str, HistoryBuffer] = {
@@ -262,7 +272,7 @@ class LogProcessor:
             tag[prefix + log_name if keep_prefix else log_name] = value
         return tag
 
-    def _collect_non_scalars(self, runner: Any, mode: str) -> dict[str, Any]:
+    def _collect_non_scalars(self, runner: RunnerProtocol, mode: str) -> dict[str, Any]:
         prefix = f"{mode}/"
         return {
             (key if self.log_with_hierarchy else key[len(prefix) :]): value
@@ -270,7 +280,9 @@ class LogProcessor:
             if key.startswith(prefix)
         }
 
-    def _reduce_over_ranks(self, runner: Any, values: dict[str, Any]) -> dict[str, float]:
+    def _reduce_over_ranks(
+        self, runner: RunnerProtocol, values: dict[str, Any]
+    ) -> dict[str, float]:
         """Losses averaged and ``data_time`` maximised over ranks, with one collective.
 
         As detectron2's trainer reports them: the mean loss of the global
@@ -278,7 +290,7 @@ class LogProcessor:
         waits for). Called on logging iterations only, by every rank; every
         rank must log the same loss keys. Other values stay per rank.
         """
-        if getattr(runner, "world_size", 1) <= 1:
+        if runner.world_size <= 1:
             return {}
         numeric = {k: v for k, v in values.items() if isinstance(v, (int, float))}
         means = sorted(k for k in numeric if "loss" in k)
@@ -302,30 +314,30 @@ class LogProcessor:
         return dict(zip(keys, reduced.tolist()))
 
 
-def _has_train_loop(runner: Any) -> bool:
+def mode_loop(runner: RunnerProtocol, mode: str) -> BaseLoop | None:
+    """The runner's ``train``, ``val`` or ``test`` loop (the training loop is built on use)."""
+    if mode == "train":
+        return runner.train_loop
+    return runner.val_loop if mode == "val" else runner.test_loop
+
+
+def _has_train_loop(runner: RunnerProtocol) -> bool:
     """Whether the runner trains (a test- or val-only runner has no built train loop)."""
-    if hasattr(runner, "_train_loop"):
-        loop = runner._train_loop
-    else:
-        try:
-            loop = getattr(runner, "train_loop", None)
-        except Exception:  # noqa: BLE001 - a runner without training may raise here
-            loop = None
-    return loop is not None and not isinstance(loop, dict)
+    return runner.train_loop_or_none is not None
 
 
-def _epoch(runner: Any, mode: str) -> int:
+def _epoch(runner: RunnerProtocol, mode: str) -> int:
     if mode == "train":
         return int(runner.epoch) + 1
     # validation runs after the train loop advanced the epoch counter
     return int(runner.epoch) if _has_train_loop(runner) else 0
 
 
-def _dataloader_len(runner: Any, mode: str) -> int | None:
+def _dataloader_len(runner: RunnerProtocol, mode: str) -> int | None:
     """Length of the ``mode`` loop's dataloader, or None when unknown (iterable datasets)."""
     try:
-        loop = getattr(runner, f"{mode}_loop", None)
-    except Exception:  # noqa: BLE001
+        loop = mode_loop(runner, mode)
+    except Exception:  # noqa: BLE001 - a runner without training may raise here
         return None
     dataloader = getattr(loop, "dataloader", None)
     if dataloader is None:
@@ -342,13 +354,14 @@ def _progress(current: int, total: int | None) -> str:
     return f"{str(current).rjust(len(str(total)))}/{total}"
 
 
-def _max_cuda_memory_mb(runner: Any) -> int | None:
+def _max_cuda_memory_mb(runner: RunnerProtocol) -> int | None:
     """Peak CUDA memory in MB since the last call (None without CUDA)."""
     import torch
 
     if not torch.cuda.is_available():
         return None
-    device = getattr(getattr(runner, "model", None), "output_device", None)
+    model = runner.model
+    device = getattr(model, "output_device", None)
     memory = torch.cuda.max_memory_allocated(device) // (1024 * 1024)
     torch.cuda.reset_peak_memory_stats(device)
     return int(memory)

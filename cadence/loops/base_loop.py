@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from torch.utils.data import DataLoader
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 
 class BaseLoop:
@@ -15,12 +18,12 @@ class BaseLoop:
     seed, so building a loop is what first touches the data.
     """
 
-    def __init__(self, runner: Any, dataloader: DataLoader | Mapping[str, Any]) -> None:
+    def __init__(self, runner: RunnerProtocol, dataloader: DataLoader | Mapping[str, Any]) -> None:
         self._runner = runner
         if isinstance(dataloader, Mapping):
             from ..dataset import build_dataloader
 
-            randomness = dict(getattr(runner, "randomness_cfg", None) or {})
+            randomness = dict(runner.randomness_cfg or {})
             self.dataloader = build_dataloader(
                 dataloader,
                 seed=runner.seed,
@@ -30,7 +33,8 @@ class BaseLoop:
             self.dataloader = dataloader
 
     @property
-    def runner(self) -> Any:
+    def runner(self) -> RunnerProtocol:
+        """The runner that drives this loop."""
         return self._runner
 
     def run(self) -> Any:

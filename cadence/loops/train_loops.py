@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils.data import DataLoader
@@ -27,6 +27,9 @@ from ..dataset.loader_state import (
 from ..registry import LOOPS
 from .base_loop import BaseLoop
 from .rng import preserved_rng
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 
 def _parse_intervals(
@@ -99,7 +102,7 @@ class _TrainLoop(BaseLoop):
 
     def __init__(
         self,
-        runner: Any,
+        runner: RunnerProtocol,
         dataloader: DataLoader | Mapping[str, Any],
         val_begin: int,
         val_interval: int,
@@ -148,7 +151,8 @@ class _TrainLoop(BaseLoop):
         runner.call_hook("before_train")
         if self.max_iters == length:
             return
-        recount = getattr(runner.optim_wrapper, "initialize_count_status", None)
+        wrapper = runner.optim_wrapper  # a stand-in wrapper may not count
+        recount = getattr(wrapper, "initialize_count_status", None)
         if callable(recount):
             with warnings.catch_warnings():  # the runner's count already warned the same
                 warnings.simplefilter("ignore")
@@ -186,8 +190,10 @@ class _TrainLoop(BaseLoop):
 
     def _validate(self) -> None:
         """Run the validation loop; training's random streams come out as they went in."""
+        loop = self._runner.val_loop
+        assert loop is not None, "validation is due only when there is a validation loop"
         with preserved_rng():
-            self._runner.val_loop.run()
+            loop.run()
 
     def _keep_rng(self, mid_epoch: bool) -> bool:
         """Whether the iterator built now must not draw (the uninterrupted run did not here)."""
@@ -211,7 +217,8 @@ class _TrainLoop(BaseLoop):
                 fn(runner, batch_idx, data_batch)
             fn = None
             wrapper = runner.optim_wrapper
-            outputs = runner.model.train_step(data_batch, optim_wrapper=wrapper)
+            model: Any = runner.model  # a BaseModel, or a strategy's wrapper forwarding train_step
+            outputs = model.train_step(data_batch, optim_wrapper=wrapper)
             extra = wrapper.pop_log_vars()
             if extra:
                 outputs = {**outputs, **extra}
@@ -270,7 +277,7 @@ class EpochBasedTrainLoop(_TrainLoop):
 
     def __init__(
         self,
-        runner: Any,
+        runner: RunnerProtocol,
         dataloader: DataLoader | Mapping[str, Any],
         max_epochs: int,
         val_begin: int = 1,
@@ -386,7 +393,7 @@ class IterBasedTrainLoop(_TrainLoop):
 
     def __init__(
         self,
-        runner: Any,
+        runner: RunnerProtocol,
         dataloader: DataLoader | Mapping[str, Any],
         max_iters: int,
         val_begin: int = 1,

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils.data import DataLoader
 
 from ..registry import LOOPS
 from .base_loop import BaseLoop
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 
 class _EvalLoop(BaseLoop):
@@ -20,7 +23,7 @@ class _EvalLoop(BaseLoop):
 
     def __init__(
         self,
-        runner: Any,
+        runner: RunnerProtocol,
         dataloader: DataLoader | Mapping[str, Any],
         evaluator: Any,
         fp16: bool = False,
@@ -48,7 +51,8 @@ class _EvalLoop(BaseLoop):
         runner.call_hook(f"before_{mode}")
         runner.call_hook(f"before_{mode}_epoch")
         runner.model.eval()
-        step = getattr(runner.model, f"{mode}_step")
+        model = runner.model
+        step = getattr(model, f"{mode}_step")
         with torch.no_grad():
             for batch_idx, data_batch in enumerate(self.dataloader):
                 runner.call_hook(f"before_{mode}_iter", batch_idx=batch_idx, data_batch=data_batch)

@@ -4,9 +4,10 @@ from ..checkpoint.publish import publish_checkpoint
 from ..strategies.checkpoint_io import CheckpointError
 from .checkpoint import find_latest_checkpoint, load_checkpoint
 from .hook_manager import HookManager
+from .protocol import RunnerProtocol
 from .runner import DEFAULT_HOOKS, RUNNER_KEYS, FlexibleRunner, Runner
 
 __all__ = [
     "CheckpointError", "DEFAULT_HOOKS", "FlexibleRunner", "HookManager", "RUNNER_KEYS",
-    "Runner", "find_latest_checkpoint", "load_checkpoint", "publish_checkpoint",
+    "Runner", "RunnerProtocol", "find_latest_checkpoint", "load_checkpoint", "publish_checkpoint",
 ]  # fmt: skip

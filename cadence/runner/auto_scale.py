@@ -34,9 +34,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..utils import did_you_mean
+
+if TYPE_CHECKING:
+    from .runner import Runner
 
 _KEYS = ("enable", "reference_world_size")
 #: Iteration-valued arguments of parameter schedulers (besides begin/end).
@@ -237,7 +240,7 @@ def scale_to_world_size(
     return out, changes.lines
 
 
-def apply_auto_scale_workers(runner: Any, cfg: Mapping[str, Any] | None) -> list[str]:
+def apply_auto_scale_workers(runner: Runner, cfg: Mapping[str, Any] | None) -> list[str]:
     """Rescale ``runner``'s configs to its world size per ``cfg`` (``auto_scale_workers``).
 
     Called once at setup, after the process group exists and before anything
@@ -246,7 +249,7 @@ def apply_auto_scale_workers(runner: Any, cfg: Mapping[str, Any] | None) -> list
     reference = check_auto_scale_workers(cfg)
     if reference is None:
         return []
-    auto_scale_lr = getattr(runner, "_auto_scale_lr", None) or {}
+    auto_scale_lr = runner._auto_scale_lr
     if auto_scale_lr.get("enable", False):
         raise ValueError(
             "auto_scale_workers and auto_scale_lr are both enabled; they would scale the "
@@ -273,9 +276,8 @@ def apply_auto_scale_workers(runner: Any, cfg: Mapping[str, Any] | None) -> list
             f"{batch * reference} -> {batch * world_size}"
         )
     body = "; ".join(lines) if lines else "nothing else to change"
-    logger = getattr(runner, "logger", None)
-    if logger is not None:
-        logger.info(f"{head}; {body}")
+    if runner.logger is not None:
+        runner.logger.info(f"{head}; {body}")
     return lines
 
 

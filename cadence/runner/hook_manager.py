@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..hooks import Hook, get_priority
 from ..registry import HOOKS
+
+if TYPE_CHECKING:
+    from .protocol import RunnerProtocol
 
 #: Argument names of the stages the loops call by position, in order.
 POSITIONAL_ARGS = {
@@ -34,7 +37,7 @@ def _positional_call(fn: Callable[..., Any], names: tuple[str, ...]) -> Callable
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
         return fn
 
-    def by_keyword(runner: Any, *args: Any) -> Any:
+    def by_keyword(runner: RunnerProtocol, *args: Any) -> Any:
         return fn(runner, **dict(zip(names, args)))
 
     return by_keyword
@@ -113,7 +116,7 @@ class HookManager:
             for stage, names in POSITIONAL_ARGS.items()
         )
 
-    def call(self, stage: str, runner: Any, **kwargs: Any) -> None:
+    def call(self, stage: str, runner: RunnerProtocol, **kwargs: Any) -> None:
         """Run ``stage`` on every hook that implements it; errors name hook and stage."""
         calls = self._calls.get(stage)
         if calls is None:
@@ -128,7 +131,7 @@ class HookManager:
             self._name_culprit(exc, stage, fn)
             raise
 
-    def call_positional(self, stage: str, runner: Any, *args: Any) -> None:
+    def call_positional(self, stage: str, runner: RunnerProtocol, *args: Any) -> None:
         """:meth:`call` with the stage's arguments by position (``batch_idx, data_batch,
         outputs`` for iterations), which spares repacking keywords on every hook.
         Hooks whose method does not take them by position get them by keyword."""

@@ -13,7 +13,7 @@ import os
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from torch import nn
 
@@ -24,6 +24,10 @@ from .auto_scale import apply_auto_scale_workers, auto_scale_lr_ratio, check_aut
 from .checkpointing import CheckpointMixin
 from .hook_manager import HookManager, as_list, merge_default_hooks
 from .setup import default_setup
+
+if TYPE_CHECKING:
+    from ..loops import BaseLoop
+    from ..strategies import BaseStrategy
 
 #: Top-level config keys the runner reads (mmengine's Runner/FlexibleRunner keys).
 RUNNER_KEYS = (
@@ -136,6 +140,7 @@ class Runner(CheckpointMixin):
         self.randomness_cfg = dict(randomness or {})
         self._experiment_name = experiment_name
         self._compile = compile
+        self.strategy: BaseStrategy
         strategy_cfg = strategy if strategy is not None else {}
         if isinstance(strategy_cfg, Mapping):
             strategy_cfg = dict(strategy_cfg)
@@ -297,7 +302,7 @@ class Runner(CheckpointMixin):
         dispatch: dict[str, Any] = {}
         optim_cfg = sched_cfg = None
         if train:
-            loop = self.train_loop
+            loop: Any = self.train_loop  # any training loop: max_epochs, max_iters
             loader = loop.dataloader
             try:
                 dispatch["epoch_length"] = len(loader)
@@ -396,20 +401,25 @@ class Runner(CheckpointMixin):
         return self._model
 
     @property
-    def train_loop(self) -> Any:
+    def train_loop(self) -> BaseLoop:
         if self._train_loop is None:
             self._train_loop = self.build_loop("train")
         return self._train_loop
 
     @property
-    def val_loop(self) -> Any:
+    def train_loop_or_none(self) -> BaseLoop | None:
+        """The training loop if it is built, else None (never builds it)."""
+        return self._train_loop
+
+    @property
+    def val_loop(self) -> BaseLoop | None:
         """The validation loop, or ``None`` when the config sets no validation."""
         if self._val_loop is None and self._given["val_cfg"] is not None:
             self._val_loop = self.build_loop("val")
         return self._val_loop
 
     @property
-    def test_loop(self) -> Any:
+    def test_loop(self) -> BaseLoop | None:
         if self._test_loop is None and self._given["test_cfg"] is not None:
             self._test_loop = self.build_loop("test")
         return self._test_loop
@@ -487,6 +497,11 @@ class Runner(CheckpointMixin):
     @property
     def launcher(self) -> str:
         return self._launcher
+
+    @property
+    def resuming(self) -> bool | str:
+        """The ``resume`` setting: True, a checkpoint path, or False."""
+        return self._resume
 
 
 #: mmengine's FlexibleRunner is the same class here: strategies are always pluggable.

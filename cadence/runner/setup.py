@@ -21,11 +21,14 @@ import logging
 import os
 import shlex
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from .env_info import collect_env, format_env
+
+if TYPE_CHECKING:
+    from .protocol import RunnerProtocol
 
 
 def _is_terminal(handler: logging.Handler) -> bool:
@@ -80,8 +83,8 @@ def log_code(logger: logging.Logger, header: str, code: str) -> None:
         handler.handle(record)
 
 
-def _seed_line(runner: Any) -> str:
-    randomness = dict(getattr(runner, "randomness_cfg", None) or {})
+def _seed_line(runner: RunnerProtocol) -> str:
+    randomness = dict(runner.randomness_cfg or {})
     seed = runner.seed
     line = f"Seed: {seed}"
     if randomness.get("diff_rank_seed") and seed is not None:
@@ -102,7 +105,7 @@ def config_file_text(cfg: Any) -> tuple[str, str] | None:
         return path, file.read()
 
 
-def default_setup(runner: Any) -> str:
+def default_setup(runner: RunnerProtocol) -> str:
     """Log how this run starts and save its resolved config; return the config's text.
 
     ``runner`` must have its logger, visualizer and strategy set up.

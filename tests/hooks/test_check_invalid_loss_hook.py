@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 import re
-from types import SimpleNamespace
 
 import pytest
 import torch
+from runner_double import StandInRunner
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -72,7 +72,7 @@ def test_every_iteration_check_names_the_iteration_and_term(tmp_path):
 
 
 def test_message_lists_every_entry_with_its_value():
-    runner = SimpleNamespace(iter=41, epoch=3, rank=0)
+    runner = StandInRunner(iter=41, epoch=3, rank=0)
     outputs = {
         "loss_cls": torch.tensor(0.25),
         "loss_box": torch.tensor([math.inf, 1.0]),
@@ -97,7 +97,7 @@ def test_interval_checks_only_every_nth_iteration(tmp_path):
 
 def test_finite_losses_pass_and_other_entries_are_ignored():
     hook = HOOKS.build(dict(type="CheckInvalidLossHook", interval=1))
-    runner = SimpleNamespace(iter=6, epoch=0)
+    runner = StandInRunner(iter=6, epoch=0)
     finite = {"loss": torch.tensor(1.0), "loss_x": torch.tensor([1.0, 2.0]), "grad_norm": math.inf}
     hook.after_train_iter(runner, batch_idx=6, outputs=finite)
     bad = {"loss": torch.tensor(math.inf), "acc": torch.tensor(math.nan)}
@@ -109,7 +109,7 @@ def test_finite_losses_pass_and_other_entries_are_ignored():
 def _check_on_each_rank() -> str:
     rank = torch.distributed.get_rank()
     loss = torch.tensor(math.nan if rank == 1 else 0.5)
-    runner = SimpleNamespace(iter=2, epoch=0, rank=rank)
+    runner = StandInRunner(iter=2, epoch=0, rank=rank)
     try:
         CheckInvalidLossHook(interval=1).after_train_iter(runner, 2, outputs={"loss": loss})
     except InvalidLossError as exc:

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 from hook_toys import Line, Ramp
+from runner_double import StandInRunner
 
 from cadence.evaluator import BaseMetric
 from cadence.hooks import EarlyStoppingHook
@@ -106,7 +107,7 @@ def test_resume_keeps_best_score_and_wait_count(tmp_path):
 
 
 def test_missing_monitor_warns_or_raises_with_suggestion():
-    runner = SimpleNamespace(train_loop=SimpleNamespace(stop_training=False))
+    runner = StandInRunner(train_loop=SimpleNamespace(stop_training=False))
     hook = EarlyStoppingHook(monitor="accuracy/top1")
     hook.before_train(runner)
     with pytest.warns(UserWarning, match="accuracy/top5"):
@@ -120,7 +121,7 @@ def test_missing_monitor_warns_or_raises_with_suggestion():
 
 def test_validation_outside_training_is_ignored():
     hook = EarlyStoppingHook(monitor="loss", patience=1)
-    hook.after_val_epoch(SimpleNamespace(), {"loss": 1.0})  # no training loop touched
+    hook.after_val_epoch(StandInRunner(), {"loss": 1.0})  # no training loop touched
     assert hook.wait_count == 0 and hook.best_score == math.inf
 
 

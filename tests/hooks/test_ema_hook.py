@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 import torch
 import torch.nn.functional as F
+from runner_double import StandInRunner
 from torch import nn
 from torch.utils.data import Dataset
 
@@ -113,7 +112,7 @@ def close(a, b, atol=1e-6):
 
 def test_stand_in_runner_copies_before_begin_iter_then_averages():
     model = nn.Linear(3, 2)
-    runner = SimpleNamespace(model=model, strategy=SimpleNamespace(unwrap=lambda m: m), iter=0)
+    runner = StandInRunner(model=model, iter=0)
     hook = EMAHook(momentum=0.5, begin_iter=2)
     hook.before_run(runner)
     snaps = []
@@ -189,10 +188,10 @@ def test_begin_epoch_and_errors():
         EMAHook(begin_iter=-1)
     hook = EMAHook(begin_epoch=3)
     with pytest.raises(ValueError, match="after the last epoch"):
-        hook.before_train(SimpleNamespace(max_epochs=2, max_iters=10))
+        hook.before_train(StandInRunner(max_epochs=2, max_iters=10))
     assert isinstance(HOOKS.build(dict(type="EMAHook", momentum=0.1)), EMAHook)
     model = nn.Linear(2, 2)
-    runner = SimpleNamespace(model=model, strategy=SimpleNamespace(unwrap=lambda m: m))
+    runner = StandInRunner(model=model)
     hook = EMAHook(ema_type="ExponentialMovingAverge")
     with pytest.raises(KeyError, match="ExponentialMovingAverage"):
         hook.before_run(runner)

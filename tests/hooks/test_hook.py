@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
+from runner_double import StandInRunner
 
 from cadence.hooks import Hook, Priority, get_priority
 
@@ -21,7 +20,7 @@ def test_implemented_stages_lists_only_overrides():
 
 def test_every_n_helpers_count_from_one():
     hook = Hook()
-    runner = SimpleNamespace(epoch=1, iter=9, max_epochs=2, max_iters=10)
+    runner = StandInRunner(epoch=1, iter=9, max_epochs=2, max_iters=10)
     assert hook.every_n_epochs(runner, 2)  # second epoch finishing
     assert not hook.every_n_epochs(runner, 3)
     assert hook.every_n_train_iters(runner, 5)  # tenth iteration finishing

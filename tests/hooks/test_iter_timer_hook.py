@@ -5,6 +5,7 @@ from __future__ import annotations
 import types
 
 import pytest
+from runner_double import StandInRunner
 
 from cadence.hooks import IterTimerHook
 from cadence.hooks import iter_timer_hook as timer_module
@@ -34,7 +35,7 @@ def clock(monkeypatch) -> Clock:
 
 def make_runner(hub: MessageHub, *, iter: int, max_iters: int, val_batches: int = 4):
     loop = types.SimpleNamespace(dataloader=list(range(100)))
-    return types.SimpleNamespace(
+    return StandInRunner(
         iter=iter, epoch=0, max_iters=max_iters, max_epochs=1, message_hub=hub,
         train_loop=loop, val_loop=types.SimpleNamespace(dataloader=list(range(val_batches))),
         test_loop=None, world_size=1, rank=0,

@@ -7,6 +7,7 @@ import sys
 import types
 
 import pytest
+from runner_double import StandInRunner
 
 from cadence.hooks import LoggerHook
 from cadence.logging import LogProcessor, MessageHub, get_logger
@@ -51,7 +52,7 @@ def make_runner(*, by_epoch: bool, iters: int, epoch_len: int = 100, max_epochs:
         dataloader=list(range(epoch_len)), val_interval=val_interval, inner_iter=0
     )
     val_loop = types.SimpleNamespace(dataloader=list(range(3))) if val_interval else None
-    return types.SimpleNamespace(
+    return StandInRunner(
         iter=0, epoch=0, max_iters=iters, max_epochs=max_epochs, train_loop=train_loop,
         val_loop=val_loop, test_loop=None, train_loop_by_epoch=by_epoch,
         message_hub=MessageHub("logger_hook"), logger=get_logger("logger_hook_test"),

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import types
-
 import pytest
+from runner_double import StandInRunner
 
 from cadence.hooks import ParamSchedulerHook
 
@@ -24,7 +23,7 @@ def test_iteration_epoch_and_metric_schedulers_step_at_their_moments(as_dict):
     plateau = Scheduler(by_epoch=True, need_val_args=True)
     schedulers = [per_iter, per_epoch, plateau]
     held = {"a": [per_iter], "b": [per_epoch, plateau]} if as_dict else schedulers
-    runner = types.SimpleNamespace(param_schedulers=held)
+    runner = StandInRunner(param_schedulers=held)
     hook = ParamSchedulerHook()
     for batch_idx in range(3):
         hook.after_train_iter(runner, batch_idx)
@@ -39,7 +38,7 @@ def test_iteration_epoch_and_metric_schedulers_step_at_their_moments(as_dict):
 def test_no_schedulers_is_fine():
     hook = ParamSchedulerHook()
     for held in (None, [], {}):
-        runner = types.SimpleNamespace(param_schedulers=held)
+        runner = StandInRunner(param_schedulers=held)
         hook.after_train_iter(runner, 0)
         hook.after_train_epoch(runner)
         hook.after_val_epoch(runner, metrics={"acc": 1.0})

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-from types import SimpleNamespace
 
 import pytest
 import torch
 import torch.nn.functional as F
+from runner_double import StandInRunner
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
@@ -59,8 +59,8 @@ def expected_stats(batches: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Ten
 
 
 def stand_in(model, loader, epoch=1):
-    return SimpleNamespace(
-        model=model, strategy=SimpleNamespace(unwrap=lambda m: m), train_dataloader=loader,
+    return StandInRunner(
+        model=model, train_dataloader=loader,
         epoch=epoch, iter=10, train_loop_by_epoch=True, logger=logging.getLogger("test"),
     )  # fmt: skip
 

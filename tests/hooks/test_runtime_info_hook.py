@@ -7,6 +7,7 @@ import types
 import numpy as np
 import pytest
 import torch
+from runner_double import StandInRunner
 from torch import nn
 
 from cadence.hooks import RuntimeInfoHook
@@ -26,7 +27,7 @@ def sgd_wrapper(lr: float = 0.1, groups: int = 1) -> OptimWrapper:
 
 
 def make_runner(wrapper, *, iter: int = 0):
-    return types.SimpleNamespace(
+    return StandInRunner(
         message_hub=MessageHub("runtime"), optim_wrapper=wrapper, seed=7,
         experiment_name="exp", epoch=1, iter=iter, max_epochs=3, max_iters=30,
         train_dataloader=types.SimpleNamespace(dataset=Dataset()),

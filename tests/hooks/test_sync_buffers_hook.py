@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 import torch
+from runner_double import StandInRunner
 from torch import nn
 
 from cadence.dist.testing import run_distributed
@@ -20,10 +19,8 @@ class Wrapper(nn.Module):
         self.module = module
 
 
-def _stand_in(model: nn.Module) -> SimpleNamespace:
-    return SimpleNamespace(
-        model=Wrapper(model), strategy=SimpleNamespace(unwrap=lambda m: m.module)
-    )
+def _stand_in(model: nn.Module) -> StandInRunner:
+    return StandInRunner(model=Wrapper(model))  # its BaseStrategy unwraps ``module``
 
 
 def _set(bn: nn.BatchNorm1d, mean: list[float], var: list[float], count: int) -> None:

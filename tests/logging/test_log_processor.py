@@ -6,6 +6,7 @@ import types
 
 import pytest
 import torch
+from runner_double import StandInRunner
 
 from cadence.logging import LogProcessor, MessageHub
 from cadence.logging import log_processor as log_processor_module
@@ -36,7 +37,7 @@ def make_runner(hub, *, iter=49, epoch=0, train_len=100, val_len=10, train_loop=
     def loop(length):
         return types.SimpleNamespace(dataloader=Loader(length) if length else Endless())
 
-    return types.SimpleNamespace(
+    return StandInRunner(
         iter=iter,
         epoch=epoch,
         max_iters=1000,

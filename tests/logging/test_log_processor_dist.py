@@ -25,6 +25,8 @@ def _worker(rank: int, world_size: int, port: int, out_dir: str) -> None:
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=world_size, timeout=timedelta(seconds=20))
     try:
+        from runner_double import StandInRunner
+
         from cadence.logging import LogProcessor, MessageHub
         from cadence.logging import log_processor as module
 
@@ -35,7 +37,7 @@ def _worker(rank: int, world_size: int, port: int, out_dir: str) -> None:
         hub.update_scalar("train/time", 0.1 * (rank + 1))
         hub.update_scalar("train/acc", float(rank))
         loop = types.SimpleNamespace(dataloader=[0] * 4)
-        runner = types.SimpleNamespace(
+        runner = StandInRunner(
             iter=0, epoch=0, max_iters=4, max_epochs=1, train_loop=loop, val_loop=loop,
             test_loop=loop, message_hub=hub, world_size=world_size, rank=rank,
         )  # fmt: skip

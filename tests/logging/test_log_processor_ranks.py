@@ -32,6 +32,8 @@ def _data_time(rank: int, it: int) -> float:
 
 def _log_with_counted_collectives() -> dict:
     """Feed the message hub per iteration as the timer/runtime hooks do; count collectives."""
+    from runner_double import StandInRunner
+
     from cadence.hooks import LoggerHook
     from cadence.logging import LogProcessor, MessageHub
     from cadence.logging import log_processor as module
@@ -56,7 +58,7 @@ def _log_with_counted_collectives() -> dict:
     hub = MessageHub(f"ranks{rank}")
     hub.update_info("eta", 10)
     loop = types.SimpleNamespace(dataloader=[0] * ITERS, val_interval=0)
-    runner = types.SimpleNamespace(
+    runner = StandInRunner(
         iter=0, epoch=0, max_iters=ITERS, max_epochs=1, train_loop=loop, val_loop=None,
         message_hub=hub, world_size=world, rank=rank, experiment_name="ranks",
         train_loop_by_epoch=False, log_processor=LogProcessor(by_epoch=False, window_size=1),

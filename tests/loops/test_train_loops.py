@@ -15,11 +15,13 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from runner_double import StandInRunner
 from torch import nn
 from torch.utils.data import Dataset
 
 from cadence.dataset.multigrid import split_index
 from cadence.hooks import Hook
+from cadence.loops import BaseLoop
 from cadence.model import BaseModel
 from cadence.registry import DATASETS, MODELS
 from cadence.runner import Runner
@@ -342,10 +344,11 @@ def test_set_length_refuses_what_the_loop_cannot_count(tmp_path):
 
 
 # ------------------------------------------------- when validation is due
-class _ValRunner:
-    """Just enough runner for a loop to decide when it validates."""
-
-    val_loop = object()
+def _validating_runner() -> StandInRunner:
+    """Just enough runner for a loop to decide when it validates: one with a validation loop."""
+    runner = StandInRunner()
+    runner.val_loop = BaseLoop(runner, torch.utils.data.DataLoader(range(2)))
+    return runner
 
 
 def test_the_next_validation_is_the_first_position_where_one_is_due():
@@ -359,7 +362,8 @@ def _check_next_validation(rng: random.Random) -> None:
     begin = rng.randint(1, 12)
     milestones = sorted(rng.sample(range(begin, 40), rng.randint(0, 3)))
     dynamic = [(m, rng.randint(1, 9)) for m in milestones]
-    loop = IterBasedTrainLoop(_ValRunner(), torch.utils.data.DataLoader(range(4)), max_iters=5,
+    runner = _validating_runner()
+    loop = IterBasedTrainLoop(runner, torch.utils.data.DataLoader(range(4)), max_iters=5,
                               val_begin=begin, val_interval=rng.randint(1, 9),
                               dynamic_intervals=dynamic)  # fmt: skip
     last = rng.randint(1, 45)

@@ -7,10 +7,10 @@ import logging
 import shlex
 import sys
 import textwrap
-from types import SimpleNamespace
 
 import pytest
 import torch
+from runner_double import StandInRunner
 
 from cadence.config import Config
 from cadence.dist.testing import run_distributed
@@ -102,9 +102,9 @@ def test_config_text_is_highlighted_only_for_terminals():
 
 
 def test_each_rank_logs_and_uses_its_own_seed():
-    runner = SimpleNamespace(seed=7, rank=3, randomness_cfg=dict(seed=7, diff_rank_seed=True))
+    runner = StandInRunner(seed=7, rank=3, randomness_cfg=dict(seed=7, diff_rank_seed=True))
     assert _seed_line(runner).startswith("Seed: 7 (rank 3 uses 10: diff_rank_seed)")
-    same = SimpleNamespace(seed=7, rank=3, randomness_cfg=dict(seed=7))
+    same = StandInRunner(seed=7, rank=3, randomness_cfg=dict(seed=7))
     assert _seed_line(same).startswith("Seed: 7    deterministic: False")
     # and the seeding itself: rank 3 of a diff_rank_seed run draws from seed 10
     assert set_random_seed(7, diff_rank_seed=True, rank=3) == 7

@@ -1,0 +1,184 @@
+"""What hooks, loops, the log processor and setup code may use of a runner.
+
+:class:`RunnerProtocol` is the runner's interface as the rest of cadence sees
+it. Hooks, loops and logging import it only for type checking (they sit below
+the runner package), so it costs nothing at run time. :class:`Runner`
+satisfies it; :func:`_runner_satisfies_protocol` makes mypy check that.
+
+The members describe a runner during a run: ``logger``, ``message_hub``,
+``visualizer``, ``log_processor`` exist once the run is set up, and
+``optim_wrapper``/``param_schedulers`` once training is prepared.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from torch import nn
+    from torch.utils.data import DataLoader
+
+    from ..config import Config
+    from ..logging import LogProcessor, MessageHub
+    from ..loops import BaseLoop
+    from ..optim import OptimWrapper
+    from ..strategies import BaseStrategy
+    from ..visualization import Visualizer
+    from .runner import Runner
+
+
+class RunnerProtocol(Protocol):
+    """The members of a runner that code outside ``cadence.runner`` may use."""
+
+    # ------------------------------------------------------------ the run's parts
+    @property
+    def cfg(self) -> Config:
+        """The whole config the run was built from."""
+
+    @property
+    def model(self) -> nn.Module:
+        """The model as prepared by the strategy (possibly wrapped, e.g. by DDP)."""
+
+    @property
+    def strategy(self) -> BaseStrategy:
+        """Places, wraps and checkpoints the model; knows ranks and devices."""
+
+    @property
+    def optim_wrapper(self) -> OptimWrapper:
+        """The optimizer wrapper (an ``OptimWrapperDict`` for several optimizers)."""
+
+    @property
+    def param_schedulers(self) -> list[Any] | dict[str, list[Any]] | None:
+        """Parameter schedulers: a list, a dict of lists per optimizer, or None."""
+
+    @property
+    def logger(self) -> logging.Logger:
+        """The run's logger."""
+
+    @property
+    def message_hub(self) -> MessageHub:
+        """The run's message hub (logged scalars and runtime info)."""
+
+    @property
+    def visualizer(self) -> Visualizer:
+        """The run's visualizer (scalars, images, config)."""
+
+    @property
+    def log_processor(self) -> LogProcessor:
+        """Formats the message hub's values into log lines."""
+
+    @property
+    def randomness_cfg(self) -> Mapping[str, Any]:
+        """The ``randomness`` config (``seed``, ``diff_rank_seed``, ``deterministic``)."""
+
+    @property
+    def iter_hooks(self) -> Mapping[str, tuple[Callable[..., Any], ...]]:
+        """Per iteration stage, the hook functions loops call by position."""
+
+    # ------------------------------------------------------------------ loops
+    @property
+    def train_loop(self) -> BaseLoop:
+        """The training loop (built on first use; raises when the config cannot train)."""
+
+    @property
+    def train_loop_or_none(self) -> BaseLoop | None:
+        """The training loop if it is built, else None (never builds it)."""
+
+    @property
+    def val_loop(self) -> BaseLoop | None:
+        """The validation loop, or None when the config sets no validation."""
+
+    @property
+    def test_loop(self) -> BaseLoop | None:
+        """The test loop, or None when the config sets no testing."""
+
+    @property
+    def train_dataloader(self) -> DataLoader[Any]:
+        """The training loop's dataloader."""
+
+    @property
+    def train_loop_by_epoch(self) -> bool:
+        """Whether training counts in epochs (True when there is no training loop)."""
+
+    # --------------------------------------------------------------- position
+    @property
+    def epoch(self) -> int:
+        """Epochs finished by the training loop (0 without one)."""
+
+    @property
+    def iter(self) -> int:
+        """Iterations finished by the training loop (0 without one)."""
+
+    @property
+    def max_epochs(self) -> int:
+        """Epochs the training loop runs (0 without one)."""
+
+    @property
+    def max_iters(self) -> int:
+        """Iterations the training loop runs (0 without one)."""
+
+    @property
+    def resuming(self) -> bool | str:
+        """The ``resume`` setting: True, a checkpoint path, or False."""
+
+    # ------------------------------------------------------- places and names
+    @property
+    def work_dir(self) -> str:
+        """Absolute path of the work dir (checkpoints, saved config)."""
+
+    @property
+    def log_dir(self) -> str:
+        """This run's log folder inside the work dir."""
+
+    @property
+    def experiment_name(self) -> str | None:
+        """The experiment's name (the config's stem and timestamp by default)."""
+
+    # ---------------------------------------------------------- distribution
+    @property
+    def rank(self) -> int:
+        """This process's global rank."""
+
+    @property
+    def world_size(self) -> int:
+        """Number of processes of the run."""
+
+    @property
+    def seed(self) -> int | None:
+        """The run's random seed (the same on every rank)."""
+
+    # ---------------------------------------------------------------- methods
+    def call_hook(self, fn_name: str, **kwargs: Any) -> None:
+        """Call stage ``fn_name`` on every hook that implements it."""
+
+    def blame_hook(self, exc: BaseException, fn_name: str, fn: Any) -> None:
+        """Note on ``exc`` the hook whose function ``fn`` (from :attr:`iter_hooks`) raised it."""
+
+    def save_checkpoint(
+        self,
+        out_dir: str,
+        filename: str,
+        file_client_args: Any = None,
+        save_optimizer: bool = True,
+        save_param_scheduler: bool = True,
+        meta: Mapping[str, Any] | None = None,
+        by_epoch: bool = True,
+        backend_args: Any = None,
+        update_last: bool = True,
+        async_: bool = False,
+        on_saved: Callable[[str], None] | None = None,
+    ) -> str:
+        """Write a checkpoint of the whole run to ``out_dir/filename``; return its path."""
+
+    def wait_for_checkpoint(self) -> None:
+        """Wait for a background checkpoint write to finish; raise its error, if any."""
+
+
+def _runner_satisfies_protocol(runner: Runner) -> RunnerProtocol:
+    """Never called: mypy fails here when :class:`Runner` drifts from the protocol."""
+    return runner
+
+
+__all__ = ["RunnerProtocol"]
