@@ -36,11 +36,11 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import Dataset
 
+from cadence.checkpoint import atomic_torch_save
 from cadence.hooks import Hook
 from cadence.model import BaseModel
 from cadence.registry import DATASETS, MODELS
 from cadence.runner import Runner
-from cadence.strategies.checkpoint_io import atomic_torch_save
 
 
 class Vectors(Dataset):

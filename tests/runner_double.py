@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -148,7 +148,7 @@ class StandInRunner:
         backend_args: Any = None,
         update_last: bool = True,
         async_: bool = False,
-        on_saved: Callable[[str], None] | None = None,
+        delete_after: Sequence[str] = (),
     ) -> str:
         path = os.path.join(out_dir, filename)
         self.saved.append(path)

@@ -10,10 +10,8 @@ from import_graph import Edge, find_cycles, format_cycles, import_edges
 
 CADENCE = Path(__file__).resolve().parents[1] / "cadence"
 
-# Edges the check ignores. Only an edge of a cycle that needs the checkpoint rework
-# (cadence/strategies/checkpoint_io.py, cadence/runner/checkpoint.py, checkpointing.py)
-# to remove may be listed here, each with a comment saying why; the rework empties it.
-# None is needed today.
+# Edges the check ignores, each with a comment saying why and what will remove it.
+# None is needed today; keep it that way.
 ALLOWED_EDGES: frozenset[Edge] = frozenset()
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -29,13 +28,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
-from torch import nn
 
 MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_FORMAT = "cadence-checkpoint"
 MANIFEST_VERSION = 2
-#: Companion folders some strategies write beside the checkpoint file.
-COMPANION_SUFFIXES = (".dcp", ".ds")
 #: ``{path relative to the checkpoint's folder: {"size": bytes, "sha256": hex}}``
 FileDigests = dict[str, dict[str, Any]]
 _READ_CHUNK = 16 << 20
@@ -172,13 +168,27 @@ def atomic_torch_save(
     return info
 
 
+def companion_folders(filename: str) -> list[str]:
+    """The companion folders of checkpoint ``filename``: folders beside it named
+    ``<file name>.<suffix>`` (FSDP writes ``.dcp``, DeepSpeed ``.ds``)."""
+    directory = os.path.dirname(os.path.abspath(filename))
+    prefix = os.path.basename(filename) + "."
+    if not os.path.isdir(directory):
+        return []
+    return sorted(
+        os.path.join(directory, name)
+        for name in os.listdir(directory)
+        if name.startswith(prefix) and os.path.isdir(os.path.join(directory, name))
+    )
+
+
 def companion_files(filename: str) -> list[str]:
-    """The files in the companion folders (FSDP ``.dcp``, DeepSpeed ``.ds``) of
-    ``filename``, sorted, by path relative to the checkpoint's folder."""
+    """The files in the companion folders of ``filename``, sorted, by path relative
+    to the checkpoint's folder."""
     directory = os.path.dirname(os.path.abspath(filename))
     found: list[str] = []
-    for suffix in COMPANION_SUFFIXES:
-        for folder, _, names in os.walk(filename + suffix):
+    for root in companion_folders(filename):
+        for folder, _, names in os.walk(root):
             found.extend(os.path.relpath(os.path.join(folder, n), directory) for n in names)
     return sorted(found)
 
@@ -359,106 +369,8 @@ def read_checkpoint(
 
 def remove_checkpoint(filename: str) -> None:
     """Delete a checkpoint file with its manifest and companion folders (if present)."""
+    for folder in companion_folders(filename):
+        shutil.rmtree(folder, ignore_errors=True)
     for path in (filename, manifest_path(filename)):
         if os.path.isfile(path):
             os.remove(path)
-    for suffix in COMPANION_SUFFIXES:
-        if os.path.isdir(filename + suffix):
-            shutil.rmtree(filename + suffix, ignore_errors=True)
-
-
-_SCALARS = frozenset({type(None), bool, int, float, str, bytes})
-_PARALLEL_COPY_BYTES = 4 << 20
-
-
-class Snapshot:
-    """Copies a nested state to CPU, reusing the buffers of the previous copy.
-
-    An asynchronous save must own its tensors (training keeps changing the
-    live ones). Allocating ~100 MB each time costs page faults; when the state
-    has the same tensor shapes as last time the copy goes into those buffers,
-    so :meth:`take` overwrites the previous copy: call it only once that copy
-    has been written.
-    """
-
-    def __init__(self, workers: int | None = None) -> None:
-        self._buffers: list[torch.Tensor] = []
-        self._pending: list[tuple[torch.Tensor, torch.Tensor]] = []
-        self.workers = workers or min(4, os.cpu_count() or 1)
-
-    def take(self, state: Any) -> Any:
-        """A deep copy of ``state`` whose tensors live on the CPU."""
-        old, self._buffers = self._buffers, []
-        copied = self._copy(state, iter(old))
-        pending, self._pending = self._pending, []
-        self._copy_all(pending)
-        return copied
-
-    def _copy_all(self, pending: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-        """Copy the large tensors on a few threads (``copy_`` releases the GIL)."""
-        large = [p for p in pending if p[0].numel() * p[0].element_size() >= _PARALLEL_COPY_BYTES]
-        for buffer, source in pending:
-            if buffer.numel() * buffer.element_size() < _PARALLEL_COPY_BYTES:
-                buffer.copy_(source)
-        if self.workers <= 1 or len(large) <= 1:
-            for buffer, source in large:
-                buffer.copy_(source)
-            return
-        with ThreadPoolExecutor(self.workers) as pool:
-            list(pool.map(lambda pair: pair[0].copy_(pair[1]), large))
-
-    def _copy(self, obj: Any, old: Any) -> Any:
-        if isinstance(obj, torch.Tensor):
-            source = obj.detach()
-            buffer = next(old, None)
-            if buffer is None or buffer.shape != source.shape or buffer.dtype != source.dtype:
-                buffer = torch.empty(source.shape, dtype=source.dtype, device="cpu")
-            self._pending.append((buffer, source))
-            self._buffers.append(buffer)
-            return buffer
-        if isinstance(obj, Mapping):
-            return {k: self._copy(v, old) for k, v in obj.items()}
-        if isinstance(obj, (list, tuple)):
-            if all(type(v) in _SCALARS for v in obj):  # e.g. RNG states: copy in one go
-                return list(obj) if isinstance(obj, list) else obj
-            items = [self._copy(v, old) for v in obj]
-            return items if isinstance(obj, list) else tuple(items)
-        if type(obj) in _SCALARS:
-            return obj
-        import copy
-
-        return copy.deepcopy(obj)
-
-
-def model_weights(
-    checkpoint: Mapping[str, Any], revise_keys: Sequence[tuple[str, str]]
-) -> dict[str, Any]:
-    """The model weights of a checkpoint (``state_dict``, or the checkpoint itself),
-    with keys rewritten by ``revise_keys`` (regex, replacement) pairs."""
-    state = dict(checkpoint.get("state_dict", checkpoint))
-    for pattern, replacement in revise_keys:
-        state = {re.sub(pattern, replacement, k): v for k, v in state.items()}
-    return state
-
-
-def load_state_dict_into(
-    model: nn.Module,
-    checkpoint: Mapping[str, Any],
-    strict: bool,
-    revise_keys: Sequence[tuple[str, str]],
-) -> None:
-    """Load ``checkpoint['state_dict']`` (or the checkpoint itself) into ``model``.
-
-    Keys are rewritten with ``revise_keys`` (regex, replacement) pairs first;
-    by default a DDP ``module.`` prefix is stripped.
-    """
-    state = model_weights(checkpoint, revise_keys)
-    result = model.load_state_dict(state, strict=strict)
-    if not strict and (result.missing_keys or result.unexpected_keys):
-        import warnings
-
-        warnings.warn(
-            f"checkpoint loaded with missing keys {result.missing_keys[:10]} and unexpected "
-            f"keys {result.unexpected_keys[:10]}",
-            stacklevel=3,
-        )

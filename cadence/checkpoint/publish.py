@@ -11,7 +11,7 @@ from typing import Any, BinaryIO
 
 import torch
 
-from ..strategies.checkpoint_io import CheckpointError, fsync_dir, read_checkpoint
+from .files import CheckpointError, fsync_dir, read_checkpoint
 
 PUBLISH_EXTENSIONS = (".pth", ".pt", ".ckpt")
 

@@ -24,8 +24,8 @@ def add_publish_command(sub: Any) -> None:
 def _publish(args: argparse.Namespace) -> int:
     import pickle
 
+    from ..checkpoint import CheckpointError
     from ..runner import publish_checkpoint
-    from ..strategies.checkpoint_io import CheckpointError
 
     try:
         final = publish_checkpoint(args.in_file, args.out_file)

@@ -157,18 +157,10 @@ class CheckpointHook(Hook):
         self.kept, self.last_ckpt = kept, path  # saved with the checkpoint itself
         self.stale = [p for p in dict.fromkeys(stale) if p not in protected]
         runner.message_hub.update_info("last_ckpt", path)
-        to_delete = list(self.stale)
-
-        def delete_stale(_: str) -> None:
-            from ..strategies import checkpoint_io
-
-            for old in to_delete:
-                checkpoint_io.remove_checkpoint(old)
-
         runner.save_checkpoint(
             directory, os.path.basename(path), save_optimizer=self.save_optimizer,
             save_param_scheduler=self.save_param_scheduler, by_epoch=self.by_epoch,
-            async_=self.async_save, on_saved=delete_stale,
+            async_=self.async_save, delete_after=list(self.stale),
         )  # fmt: skip
         return path
 
@@ -258,18 +250,11 @@ class CheckpointHook(Hook):
         suffix = "" if n_keys == 1 else f"_{key}"
         runner.message_hub.update_info(f"best_score{suffix}", score)
         runner.message_hub.update_info(f"best_ckpt{suffix}", self.best_paths[key])
-        kept = set(self.kept)
-
-        def delete_previous(path: str) -> None:
-            from ..strategies import checkpoint_io
-
-            if previous and previous != path and previous not in kept:
-                checkpoint_io.remove_checkpoint(previous)
-
+        replaced = [previous] if previous and previous not in self.kept else []
         path = runner.save_checkpoint(
             self._dir(runner), name, save_optimizer=False, save_param_scheduler=False,
             meta=dict(epoch=runner.epoch, iter=runner.iter), by_epoch=False, update_last=False,
-            async_=self.async_save, on_saved=delete_previous,
+            async_=self.async_save, delete_after=replaced,
         )  # fmt: skip
         runner.logger.info(f"The best checkpoint with {score:.4f} {key} is saved to {path}")
 

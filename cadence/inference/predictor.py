@@ -16,10 +16,10 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..checkpoint import find_latest_checkpoint, model_weights, read_checkpoint
 from ..config import Config
 from ..config.errors import ConfigKeyError
 from ..registry import FUNCTIONS, MODELS, TRANSFORMS, default_scope
-from ..strategies.checkpoint_io import model_weights, read_checkpoint
 from ..utils import did_you_mean
 
 Transform = Callable[[Any], Any]
@@ -47,8 +47,6 @@ def resolve_checkpoint(checkpoint: str | os.PathLike[str]) -> str:
     """A checkpoint file, or a work dir whose ``last_checkpoint`` pointer names one."""
     path = os.fspath(checkpoint)
     if os.path.isdir(path):
-        from ..runner.checkpoint import find_latest_checkpoint
-
         found = find_latest_checkpoint(path)
         if found is None:
             raise FileNotFoundError(

@@ -1,8 +1,11 @@
 """The runner: builds a run from a config and drives its loops."""
 
-from ..checkpoint.publish import publish_checkpoint
-from ..strategies.checkpoint_io import CheckpointError
-from .checkpoint import find_latest_checkpoint, load_checkpoint
+from ..checkpoint import (
+    CheckpointError,
+    find_latest_checkpoint,
+    load_checkpoint,
+    publish_checkpoint,
+)
 from .hook_manager import HookManager
 from .protocol import RunnerProtocol
 from .runner import DEFAULT_HOOKS, RUNNER_KEYS, FlexibleRunner, Runner

@@ -13,7 +13,7 @@ The members describe a runner during a run: ``logger``, ``message_hub``,
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ class RunnerProtocol(Protocol):
         backend_args: Any = None,
         update_last: bool = True,
         async_: bool = False,
-        on_saved: Callable[[str], None] | None = None,
+        delete_after: Sequence[str] = (),
     ) -> str:
         """Write a checkpoint of the whole run to ``out_dir/filename``; return its path."""
 

@@ -21,8 +21,8 @@ from ..config import Config
 from ..hooks import TrainingPreempted
 from ..registry import LOG_PROCESSORS, LOOPS, RUNNERS, STRATEGIES, VISUALIZERS, set_default_scope
 from .auto_scale import apply_auto_scale_workers, auto_scale_lr_ratio, check_auto_scale_workers
-from .checkpointing import CheckpointMixin
 from .hook_manager import HookManager, as_list, merge_default_hooks
+from .persistence import PersistenceMixin
 from .setup import default_setup
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def _plain(value: Any) -> Any:
 
 
 @RUNNERS.register_module()
-class Runner(CheckpointMixin):
+class Runner(PersistenceMixin):
     """Train, validate and test a model described by a config.
 
     Every argument is the top-level config key of the same name; see

@@ -13,8 +13,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..checkpoint.files import FileDigests, companion_digests
+from ..checkpoint.weights import load_state_dict_into
 from ..registry import MODELS
-from .checkpoint_io import BeforeLoad, atomic_torch_save, load_state_dict_into, read_checkpoint
 from .env import apply_env_cfg, set_random_seed
 
 
@@ -193,91 +194,57 @@ class BaseStrategy:
                 scheduler.load_state_dict(sub)
 
     # ---------------------------------------------------------- checkpoints
-    @property
-    def supports_async_save(self) -> bool:
-        """Whether :meth:`checkpoint_state` + :meth:`write_checkpoint` make the whole
-        checkpoint, so a snapshot of it may be written in the background.
-
-        Strategies whose engines write collectively (FSDP, DeepSpeed) override
-        :meth:`save_checkpoint` and save synchronously.
-        """
-        owner = next(c for c in type(self).__mro__ if "save_checkpoint" in vars(c))
-        return owner.__name__ in ("BaseStrategy", "DistributedStrategy")
+    #: ``checkpoint_state`` alone is the whole checkpoint: it may be written in the
+    #: background (see :class:`cadence.checkpoint.CheckpointSteps`).
+    supports_async_save: bool = True
 
     def checkpoint_state(
-        self,
-        *,
-        save_optimizer: bool = True,
-        save_param_scheduler: bool = True,
-        extra: Mapping[str, Any] | None = None,
+        self, *, save_optimizer: bool = True, save_param_scheduler: bool = True
     ) -> dict[str, Any]:
-        """Model (+ optimizer, schedulers, ``extra``) as one dict (live tensors, not copies)."""
+        """Model (+ optimizer, schedulers) as one dict (live tensors, not copies)."""
         state: dict[str, Any] = {"state_dict": _to_cpu(self.model_state_dict())}
         if save_optimizer and self.optim_wrapper is not None:
             state["optimizer"] = self.optim_state_dict()
         if save_param_scheduler and self.param_schedulers is not None:
             state["param_schedulers"] = self.scheduler_state_dict()
-        state.update(extra or {})
         return state
 
-    @property
-    def writes_checkpoint(self) -> bool:
-        """Whether this process writes the checkpoint file (rank 0)."""
-        return self.rank == 0
+    def save_companion(self, filename: str, *, save_optimizer: bool = True) -> None:
+        """Write files beside the checkpoint file: none for one-file checkpoints."""
 
-    def write_checkpoint(self, state: Mapping[str, Any], filename: str) -> None:
-        """Write ``state`` to ``filename`` crash-safely, with its manifest."""
-        atomic_torch_save(state, filename)
+    def companion_digests(self, filename: str) -> FileDigests:
+        """Size and SHA-256 of every companion file of ``filename``."""
+        return companion_digests(filename)
 
-    def save_checkpoint(
+    def barrier(self) -> None:
+        """Wait for every rank: nothing to wait for in one process."""
+
+    def load_weights(
         self,
-        filename: str,
+        checkpoint: dict[str, Any],
         *,
-        save_optimizer: bool = True,
-        save_param_scheduler: bool = True,
-        extra: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Write model (+ optimizer, schedulers, ``extra``) to ``filename`` atomically."""
-        state = self.checkpoint_state(
-            save_optimizer=save_optimizer, save_param_scheduler=save_param_scheduler, extra=extra
-        )
-        if self.writes_checkpoint:
-            self.write_checkpoint(state, filename)
-
-    def load_checkpoint(
-        self,
-        filename: str,
-        *,
-        map_location: str | torch.device = "cpu",
         strict: bool = False,
         revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
-        before_load: BeforeLoad | None = None,
-    ) -> dict[str, Any]:
-        """Load model weights only (``load_from``); return the whole checkpoint."""
-        checkpoint = read_checkpoint(filename, map_location, before_load)
+    ) -> None:
+        """Load the model weights of a read checkpoint (``load_from``)."""
         if self.model is None:
             raise RuntimeError("no model yet: call prepare() first")
         load_state_dict_into(self.unwrap(self.model), checkpoint, strict, revise_keys)
-        return checkpoint
 
-    def resume(
+    def restore(
         self,
         filename: str,
+        checkpoint: dict[str, Any],
         *,
         resume_optimizer: bool = True,
         resume_param_scheduler: bool = True,
-        map_location: str | torch.device = "cpu",
-        before_load: BeforeLoad | None = None,
-    ) -> dict[str, Any]:
-        """Restore model, optimizer and schedulers; return the checkpoint for the rest."""
-        checkpoint = self.load_checkpoint(
-            filename, map_location=map_location, strict=True, before_load=before_load
-        )
+    ) -> None:
+        """Restore model, optimizer and schedulers from a read checkpoint."""
+        self.load_weights(checkpoint, strict=True)
         if resume_optimizer and self.optim_wrapper is not None and "optimizer" in checkpoint:
             self.optim_wrapper.load_state_dict(checkpoint["optimizer"])
         if resume_param_scheduler and "param_schedulers" in checkpoint:
             self.load_scheduler_state_dict(checkpoint["param_schedulers"])
-        return checkpoint
 
     def teardown(self) -> None:
         """Release what the strategy set up (process groups, engines); nothing here."""

@@ -6,7 +6,7 @@ file would run code on load. :class:`SafeFileSystemReader` unpickles the
 metadata with an allow-list of the metadata classes DCP writes, and
 :class:`SafeLoadPlanner` reads the non-tensor entries with
 ``torch.load(weights_only=True)``; anything else raises
-:class:`~cadence.strategies.checkpoint_io.CheckpointError` before it is called.
+:class:`~cadence.checkpoint.CheckpointError` before it is called.
 The files are also checksummed by the checkpoint's manifest before any of this runs.
 """
 
@@ -22,7 +22,7 @@ from torch.distributed.checkpoint import DefaultLoadPlanner, FileSystemReader
 from torch.distributed.checkpoint.metadata import Metadata, StorageMeta
 from torch.distributed.checkpoint.planner import ReadItem
 
-from .checkpoint_io import CheckpointError
+from ..checkpoint.files import CheckpointError
 
 _METADATA_CLASSES = {
     "torch.distributed.checkpoint.metadata": {

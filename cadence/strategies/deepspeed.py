@@ -19,14 +19,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..checkpoint.files import safe_torch_load
+from ..checkpoint.weights import model_weights
 from ..registry import OPTIM_WRAPPERS, STRATEGIES
-from .checkpoint_io import (
-    BeforeLoad,
-    atomic_torch_save,
-    model_weights,
-    read_checkpoint,
-    safe_torch_load,
-)
 from .distributed import DistributedStrategy
 
 #: The optim_wrapper keys that say how to build the optimizer (the rest configure the
@@ -347,62 +342,49 @@ class DeepSpeedStrategy(DistributedStrategy):
             state = self.engine.module.state_dict()
             return {k: v.detach().cpu().clone() for k, v in state.items()}
 
-    def save_checkpoint(
-        self,
-        filename: str,
-        *,
-        save_optimizer: bool = True,
-        save_param_scheduler: bool = True,
-        extra: Mapping[str, Any] | None = None,
-    ) -> None:
-        """All ranks write the engine checkpoint; rank 0 writes ``filename`` with full weights."""
-        engine_dir = filename + ENGINE_SUFFIX
+    supports_async_save = False  # the engine writes its files collectively
+
+    def checkpoint_state(
+        self, *, save_optimizer: bool = True, save_param_scheduler: bool = True
+    ) -> dict[str, Any]:
+        """Gathered full weights (loadable on one device), the engine folder's suffix and
+        scheduler states; the engine's own state goes to :meth:`save_companion`."""
+        state: dict[str, Any] = {"state_dict": self.model_state_dict(), "engine": ENGINE_SUFFIX}
+        if save_param_scheduler and self.param_schedulers is not None:
+            state["param_schedulers"] = self.scheduler_state_dict()
+        return state
+
+    def save_companion(self, filename: str, *, save_optimizer: bool = True) -> None:
+        """All ranks write the engine checkpoint to ``<filename>.ds``."""
         self.engine.save_checkpoint(
-            engine_dir,
+            filename + ENGINE_SUFFIX,
             tag=ENGINE_TAG,
             exclude_frozen_parameters=bool(self.exclude_frozen_parameters),
         )
-        state: dict[str, Any] = {
-            "state_dict": self.model_state_dict(),
-            "engine": os.path.basename(engine_dir),
-        }
-        if save_param_scheduler and self.param_schedulers is not None:
-            state["param_schedulers"] = self.scheduler_state_dict()
-        state.update(extra or {})
-        files = self.companion_digests(filename)
-        if self.rank == 0:
-            atomic_torch_save(state, filename, files=files)
-        torch.distributed.barrier()
 
-    def load_checkpoint(
+    def load_weights(
         self,
-        filename: str,
+        checkpoint: dict[str, Any],
         *,
-        map_location: str | torch.device = "cpu",
         strict: bool = False,
         revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
-        before_load: BeforeLoad | None = None,
-    ) -> dict[str, Any]:
+    ) -> None:
         """Load full weights (from any strategy's checkpoint) into the engine's model."""
-        checkpoint = read_checkpoint(filename, map_location, before_load)
         state = model_weights(checkpoint, revise_keys)
         with self._gathered(modifier_rank=0):
             if self.zero_stage != 3 or self.rank == 0:
                 self.engine.module.load_state_dict(state, strict=strict)
-        return checkpoint
 
-    def resume(
+    def restore(
         self,
         filename: str,
+        checkpoint: dict[str, Any],
         *,
         resume_optimizer: bool = True,
         resume_param_scheduler: bool = True,
-        map_location: str | torch.device = "cpu",
-        before_load: BeforeLoad | None = None,
-    ) -> dict[str, Any]:
+    ) -> None:
         """Restore the engine (model, optimizer, loss scaler, step counts) exactly."""
-        checkpoint = read_checkpoint(filename, map_location, before_load)
-        engine_dir = os.path.join(os.path.dirname(filename), checkpoint.get("engine", ""))
+        engine_dir = filename + ENGINE_SUFFIX
         if not checkpoint.get("engine") or not os.path.isdir(engine_dir):
             raise FileNotFoundError(
                 f"{filename} has no DeepSpeed engine folder; DeepSpeedStrategy resumes from its "
@@ -410,10 +392,9 @@ class DeepSpeedStrategy(DistributedStrategy):
             )
         if not isinstance(self.engine.checkpoint_engine, SafeLoads):
             self.engine.checkpoint_engine = SafeLoads(self.engine.checkpoint_engine)
-        self.engine.load_checkpoint(  # every file was verified by read_checkpoint
+        self.engine.load_checkpoint(  # every file was verified before it is read
             engine_dir, tag=ENGINE_TAG, load_optimizer_states=resume_optimizer,
             load_lr_scheduler_states=False,
         )  # fmt: skip
         if resume_param_scheduler and "param_schedulers" in checkpoint:
             self.load_scheduler_state_dict(checkpoint["param_schedulers"])
-        return checkpoint

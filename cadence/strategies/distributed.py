@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import torch
 import torch.distributed as torch_dist
 
+from ..checkpoint.files import FileDigests, companion_digests, companion_files
 from .base import BaseStrategy
-from .checkpoint_io import FileDigests, companion_digests, companion_files
 from .launch import init_process_group
 
 
@@ -49,19 +48,8 @@ class DistributedStrategy(BaseStrategy):
 
         return sync_random_seed()
 
-    def save_checkpoint(
-        self,
-        filename: str,
-        *,
-        save_optimizer: bool = True,
-        save_param_scheduler: bool = True,
-        extra: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Rank 0 writes; every rank waits until the file is complete."""
-        super().save_checkpoint(
-            filename, save_optimizer=save_optimizer, save_param_scheduler=save_param_scheduler,
-            extra=extra,
-        )  # fmt: skip
+    def barrier(self) -> None:
+        """Wait for every rank."""
         if torch_dist.is_initialized():
             torch_dist.barrier()
 

@@ -14,11 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
-import torch.distributed as torch_dist
 from torch import nn
 
+from ..checkpoint.weights import model_weights
 from ..registry import STRATEGIES
-from .checkpoint_io import BeforeLoad, atomic_torch_save, model_weights, read_checkpoint
 from .distributed import DistributedStrategy
 
 SHARDED_SUFFIX = ".dcp"
@@ -141,75 +140,64 @@ class FSDPStrategy(DistributedStrategy):
         return self.optim_wrapper.optimizer
 
     # ---------------------------------------------------------- checkpoints
-    def save_checkpoint(
-        self,
-        filename: str,
-        *,
-        save_optimizer: bool = True,
-        save_param_scheduler: bool = True,
-        extra: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Every rank writes its shard to ``<filename>.dcp``; rank 0 writes ``filename``."""
-        import torch.distributed.checkpoint as dcp
-        from torch.distributed.checkpoint.state_dict import get_state_dict
+    supports_async_save = False  # every rank writes its shard collectively
 
-        assert self.model is not None
-        sharded_dir = filename + SHARDED_SUFFIX
-        if save_optimizer and self.optim_wrapper is not None:
-            model_sd, optim_sd = get_state_dict(self.model, self._optimizer())
-            dcp.save({"model": model_sd, "optimizer": optim_sd}, checkpoint_id=sharded_dir)
-        else:
-            from torch.distributed.checkpoint.state_dict import get_model_state_dict
-
-            dcp.save({"model": get_model_state_dict(self.model)}, checkpoint_id=sharded_dir)
-        state: dict[str, Any] = {"sharded": os.path.basename(sharded_dir)}
+    def checkpoint_state(
+        self, *, save_optimizer: bool = True, save_param_scheduler: bool = True
+    ) -> dict[str, Any]:
+        """The sharded folder's name, gathered full weights (``save_full_weights``) and
+        scheduler states; the model and optimizer shards go to :meth:`save_companion`."""
+        state: dict[str, Any] = {"sharded": SHARDED_SUFFIX}  # the folder: <file>.dcp
         if self.save_full_weights:
             state["state_dict"] = self.model_state_dict()
         if save_param_scheduler and self.param_schedulers is not None:
             state["param_schedulers"] = self.scheduler_state_dict()
-        state.update(extra or {})
-        files = self.companion_digests(filename)
-        if self.rank == 0:
-            atomic_torch_save(state, filename, files=files)
-        torch_dist.barrier()
+        return state
 
-    def load_checkpoint(
+    def save_companion(self, filename: str, *, save_optimizer: bool = True) -> None:
+        """Every rank writes its shard of model (+ optimizer) to ``<filename>.dcp``."""
+        import torch.distributed.checkpoint as dcp
+        from torch.distributed.checkpoint.state_dict import get_model_state_dict, get_state_dict
+
+        assert self.model is not None
+        if save_optimizer and self.optim_wrapper is not None:
+            model_sd, optim_sd = get_state_dict(self.model, self._optimizer())
+            state: dict[str, Any] = {"model": model_sd, "optimizer": optim_sd}
+        else:
+            state = {"model": get_model_state_dict(self.model)}
+        dcp.save(state, checkpoint_id=filename + SHARDED_SUFFIX)
+
+    def load_weights(
         self,
-        filename: str,
+        checkpoint: dict[str, Any],
         *,
-        map_location: str | torch.device = "cpu",
         strict: bool = False,
         revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
-        before_load: BeforeLoad | None = None,
-    ) -> dict[str, Any]:
+    ) -> None:
         """Load full weights (from any strategy's checkpoint) into the sharded model."""
         from torch.distributed.checkpoint.state_dict import set_model_state_dict
 
         assert self.model is not None
-        checkpoint = read_checkpoint(filename, map_location, before_load)
         state = model_weights(checkpoint, revise_keys)
         set_model_state_dict(
             self.model, state, options=self._options(full_state_dict=True, strict=strict)
         )
-        return checkpoint
 
-    def resume(
+    def restore(
         self,
         filename: str,
+        checkpoint: dict[str, Any],
         *,
         resume_optimizer: bool = True,
         resume_param_scheduler: bool = True,
-        map_location: str | torch.device = "cpu",
-        before_load: BeforeLoad | None = None,
-    ) -> dict[str, Any]:
+    ) -> None:
         """Restore the sharded model and optimizer exactly from ``<filename>.dcp``."""
         from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 
         from .dcp_io import safe_dcp_load
 
         assert self.model is not None
-        checkpoint = read_checkpoint(filename, map_location, before_load)
-        sharded = os.path.join(os.path.dirname(filename), checkpoint.get("sharded", ""))
+        sharded = filename + SHARDED_SUFFIX
         if not checkpoint.get("sharded") or not os.path.isdir(sharded):
             raise FileNotFoundError(
                 f"{filename} has no sharded state folder; FSDP resumes from checkpoints written "
@@ -219,11 +207,10 @@ class FSDPStrategy(DistributedStrategy):
         state: dict[str, Any] = {"model": model_sd, "optimizer": optim_sd}
         if not resume_optimizer:
             del state["optimizer"]
-        safe_dcp_load(state, sharded)  # verified by read_checkpoint; unpickled safely
+        safe_dcp_load(state, sharded)  # verified before reading; unpickled safely
         set_state_dict(
             self.model, self._optimizer(), model_state_dict=state["model"],
             optim_state_dict=state.get("optimizer", optim_sd),
         )  # fmt: skip
         if resume_param_scheduler and "param_schedulers" in checkpoint:
             self.load_scheduler_state_dict(checkpoint["param_schedulers"])
-        return checkpoint

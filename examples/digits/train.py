@@ -40,7 +40,7 @@ def main() -> None:
     metrics = runner.test()
     if runner.rank != 0:
         return
-    from cadence.runner.checkpoint import find_latest_checkpoint
+    from cadence.checkpoint import find_latest_checkpoint
 
     best = runner.message_hub.get_info("best_ckpt")
     print("test metrics:", {k: round(float(v), 2) for k, v in metrics.items()})

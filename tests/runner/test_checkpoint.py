@@ -14,18 +14,17 @@ import pytest
 import torch
 from torch import nn
 
+from cadence.checkpoint import atomic_torch_save, manifest_path, verify_checkpoint
+from cadence.checkpoint import manager as checkpoint_manager
 from cadence.config import Config
 from cadence.hooks import Hook
 from cadence.runner import (
     CheckpointError,
     Runner,
-    checkpointing,
     find_latest_checkpoint,
     load_checkpoint,
     publish_checkpoint,
 )
-from cadence.strategies import checkpoint_io
-from cadence.strategies.checkpoint_io import manifest_path, verify_checkpoint
 
 
 def cfg(tmp_path, max_epochs=2, **overrides):
@@ -101,8 +100,8 @@ def test_checkpoint_layout_loads_weights_only_with_every_part(tmp_path):
 
 def test_pointer_moves_after_the_file_is_in_place_and_rotation_comes_last(tmp_path, monkeypatch):
     events = []
-    real_pointer = checkpointing.write_last_checkpoint
-    real_remove = checkpoint_io.remove_checkpoint
+    real_pointer = checkpoint_manager.write_last_checkpoint
+    real_remove = checkpoint_manager.remove_checkpoint
 
     def pointer(work_dir, path):
         events.append(("pointer", os.path.basename(path), verify_checkpoint(path) is not None))
@@ -113,8 +112,8 @@ def test_pointer_moves_after_the_file_is_in_place_and_rotation_comes_last(tmp_pa
         events.append(("remove", os.path.basename(path), os.path.basename(latest)))
         real_remove(path)
 
-    monkeypatch.setattr(checkpointing, "write_last_checkpoint", pointer)
-    monkeypatch.setattr(checkpoint_io, "remove_checkpoint", remove)
+    monkeypatch.setattr(checkpoint_manager, "write_last_checkpoint", pointer)
+    monkeypatch.setattr(checkpoint_manager, "remove_checkpoint", remove)
     hooks = dict(checkpoint=dict(type="CheckpointHook", interval=1, max_keep_ckpts=1))
     runner, _ = train(cfg(tmp_path, max_epochs=3, default_hooks=hooks))
     assert events == [
@@ -214,13 +213,13 @@ def test_async_save_snapshots_the_state_before_training_moves_on(tmp_path, monke
     runner, _ = train(cfg(tmp_path, max_epochs=1))
     before = {k: v.clone() for k, v in runner.model.state_dict().items()}
     release = threading.Event()
-    real_write = runner.strategy.write_checkpoint
+    real_write = checkpoint_manager.atomic_torch_save
 
-    def slow_write(state, filename):
+    def slow_write(state, filename, *args, **kwargs):
         release.wait(10)
-        real_write(state, filename)
+        return real_write(state, filename, *args, **kwargs)
 
-    monkeypatch.setattr(runner.strategy, "write_checkpoint", slow_write)
+    monkeypatch.setattr(checkpoint_manager, "atomic_torch_save", slow_write)
     path = runner.save_checkpoint(runner.work_dir, "snap.pth", async_=True)
     with torch.no_grad():
         for p in runner.model.parameters():
@@ -237,10 +236,10 @@ def test_async_save_snapshots_the_state_before_training_moves_on(tmp_path, monke
 def test_async_write_error_is_raised_at_the_next_save_and_at_the_end(tmp_path, monkeypatch):
     runner, _ = train(cfg(tmp_path, max_epochs=1))
 
-    def broken(state, filename):
+    def broken(state, filename, *args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(runner.strategy, "write_checkpoint", broken)
+    monkeypatch.setattr(checkpoint_manager, "atomic_torch_save", broken)
     runner.save_checkpoint(runner.work_dir, "a.pth", async_=True)
     with pytest.raises(CheckpointError, match="a.pth in the background failed.*disk full"):
         runner.save_checkpoint(runner.work_dir, "b.pth", async_=True)
@@ -253,12 +252,10 @@ def test_async_write_error_is_raised_at_the_next_save_and_at_the_end(tmp_path, m
 
 
 def test_async_hook_error_surfaces_when_training_ends(tmp_path, monkeypatch):
-    def broken(self, state, filename):
+    def broken(state, filename, *args, **kwargs):
         raise OSError("disk full")
 
-    from cadence.strategies import BaseStrategy
-
-    monkeypatch.setattr(BaseStrategy, "write_checkpoint", broken)
+    monkeypatch.setattr(checkpoint_manager, "atomic_torch_save", broken)
     hooks = dict(checkpoint=dict(type="CheckpointHook", interval=-1, async_save=True))
     with pytest.raises(CheckpointError, match="epoch_1.pth in the background failed"):
         train(cfg(tmp_path, max_epochs=1, default_hooks=hooks))
@@ -283,7 +280,7 @@ def test_load_checkpoint_revises_keys_and_returns_the_checkpoint(tmp_path):
     model = nn.Sequential(nn.Linear(3, 2))
     wrapped = {f"module.{k}": v + 1 for k, v in model.state_dict().items()}
     path = str(tmp_path / "ddp.pth")
-    checkpoint_io.atomic_torch_save({"state_dict": wrapped, "meta": {"epoch": 1}}, path)
+    atomic_torch_save({"state_dict": wrapped, "meta": {"epoch": 1}}, path)
     target = nn.Sequential(nn.Linear(3, 2))
     ckpt = load_checkpoint(target, path, strict=True)
     assert ckpt["meta"] == {"epoch": 1}
@@ -296,28 +293,29 @@ class SaveAsyncThenMaybeFail(Hook):
     """Saves once in the background at the last iteration, the write held back a moment,
     and optionally raises right after: the run must not end before the file is whole."""
 
-    def __init__(self, fail):
+    def __init__(self, fail, monkeypatch):
         self.fail = fail
+        self.monkeypatch = monkeypatch
         self.path = None
 
     def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
         if runner.iter + 1 != runner.max_iters:
             return
-        real_write = runner.strategy.write_checkpoint
+        real_write = checkpoint_manager.atomic_torch_save
 
-        def slow_write(state, filename):
+        def slow_write(state, filename, *args, **kwargs):
             threading.Event().wait(0.5)
-            real_write(state, filename)
+            return real_write(state, filename, *args, **kwargs)
 
-        runner.strategy.write_checkpoint = slow_write
+        self.monkeypatch.setattr(checkpoint_manager, "atomic_torch_save", slow_write)
         self.path = runner.save_checkpoint(runner.work_dir, "direct.pth", async_=True)
         if self.fail:
             raise RuntimeError("crash after an async save")
 
 
 @pytest.mark.parametrize("fail", [False, True])
-def test_run_ends_only_after_a_direct_async_save_is_written(tmp_path, fail):
-    hook = SaveAsyncThenMaybeFail(fail)
+def test_run_ends_only_after_a_direct_async_save_is_written(tmp_path, fail, monkeypatch):
+    hook = SaveAsyncThenMaybeFail(fail, monkeypatch)
     runner = Runner.from_cfg(cfg(tmp_path, max_epochs=1, default_hooks=dict(checkpoint=None)))
     runner.register_hook(hook)
     if fail:

@@ -11,8 +11,8 @@ import textwrap
 import pytest
 import torch
 
+from cadence.checkpoint import verify_checkpoint
 from cadence.runner import find_latest_checkpoint
-from cadence.strategies.checkpoint_io import verify_checkpoint
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -24,8 +24,8 @@ SCRIPT = textwrap.dedent(
     from runner_toys import Blobs, ToyClassifier
     from cadence.config import Config
     from cadence.registry import DATASETS, MODELS
-    from cadence.runner import Runner, checkpointing
-    from cadence.strategies import base, checkpoint_io
+    from cadence.checkpoint import manager
+    from cadence.runner import Runner
 
     DATASETS.register_module(module=Blobs, force=True)
     MODELS.register_module(module=ToyClassifier, force=True)
@@ -36,13 +36,13 @@ SCRIPT = textwrap.dedent(
 
     if mode == "write":  # killed when half of the target's bytes are written
         import io
-        real_save, current = base.atomic_torch_save, [""]
+        real_save, current = manager.atomic_torch_save, [""]
 
-        def save(obj, filename, manifest=True):
+        def save(obj, filename, *args, **kwargs):
             current[0] = filename
-            return real_save(obj, filename, manifest)
+            return real_save(obj, filename, *args, **kwargs)
 
-        base.atomic_torch_save = save
+        manager.atomic_torch_save = save
         real_torch_save = torch.save
 
         def torch_save(obj, f, *args, **kwargs):
@@ -56,16 +56,16 @@ SCRIPT = textwrap.dedent(
 
         torch.save = torch_save
     elif mode == "pointer":  # killed after the file is in place, before the pointer moves
-        real_pointer = checkpointing.write_last_checkpoint
+        real_pointer = manager.write_last_checkpoint
 
         def pointer(work_dir, path):
             if path.endswith(target):
                 die()
             real_pointer(work_dir, path)
 
-        checkpointing.write_last_checkpoint = pointer
+        manager.write_last_checkpoint = pointer
     elif mode == "rotate":  # killed while deleting the old checkpoint
-        checkpoint_io.remove_checkpoint = lambda path: die()
+        manager.remove_checkpoint = lambda path: die()
 
     cfg = Config(dict(
         model=dict(type="ToyClassifier"),

@@ -90,9 +90,9 @@ def refuse_payloads(work_dir: str, strategy: dict, plants: list[tuple[str, str, 
     Returns ``{name: error message or 'loaded'}`` plus ``'pristine'``: a clean copy.
     """
     dist_cases._register_toys()
+    from cadence.checkpoint import CheckpointError
     from cadence.config import Config
     from cadence.runner import Runner
-    from cadence.strategies.checkpoint_io import CheckpointError
 
     cfg = dist_cases.config(work_dir, 8, 1, strategy, launcher="pytorch")
     runner = Runner.from_cfg(Config(cfg))
@@ -115,7 +115,7 @@ def refuse_payloads(work_dir: str, strategy: dict, plants: list[tuple[str, str, 
             forge_manifest(target)
         torch_dist.barrier()
         try:
-            runner.strategy.resume(target)
+            runner.resume(target)
             outcomes[name] = "loaded"
         except CheckpointError as e:
             outcomes[name] = str(e)

@@ -11,15 +11,15 @@ import zlib
 import pytest
 import torch
 
-from cadence.strategies.checkpoint_io import (
+from cadence.checkpoint.files import (
     CheckpointError,
-    Snapshot,
     atomic_torch_save,
     manifest_path,
     read_checkpoint,
     remove_checkpoint,
     verify_checkpoint,
 )
+from cadence.checkpoint.snapshot import Snapshot
 
 
 def state():
@@ -257,6 +257,7 @@ def test_forged_checksum_still_cannot_run_a_payload(tmp_path):
 
 
 def test_only_strategies_that_write_one_file_save_in_the_background():
+    from cadence.checkpoint import CheckpointSteps
     from cadence.strategies import (
         DDPStrategy,
         DeepSpeedStrategy,
@@ -264,11 +265,10 @@ def test_only_strategies_that_write_one_file_save_in_the_background():
         SingleDeviceStrategy,
     )
 
-    def supports(cls):
-        return cls.supports_async_save.fget(cls.__new__(cls))
-
-    assert supports(SingleDeviceStrategy) and supports(DDPStrategy)
-    assert not supports(FSDPStrategy) and not supports(DeepSpeedStrategy)
+    for cls in (SingleDeviceStrategy, DDPStrategy, FSDPStrategy, DeepSpeedStrategy):
+        assert isinstance(cls.__new__(cls), CheckpointSteps), cls  # the declared interface
+    assert SingleDeviceStrategy.supports_async_save and DDPStrategy.supports_async_save
+    assert not FSDPStrategy.supports_async_save and not DeepSpeedStrategy.supports_async_save
 
 
 def test_snapshot_copies_large_tensors_on_several_threads():

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
+from cadence.checkpoint import rank_state
 from cadence.loops.rng import preserved_rng as loops_preserved_rng
-from cadence.runner import checkpoint as runner_checkpoint
 from cadence.utils.rng import preserved_rng, rng_state, set_rng_state
 
 
@@ -29,7 +29,7 @@ def test_checkpoints_store_exactly_this_format() -> None:
     random.seed(3), np.random.seed(3), torch.manual_seed(3)
     ours = _saved_bytes(rng_state())
     random.seed(3), np.random.seed(3), torch.manual_seed(3)
-    saved = runner_checkpoint.gather_rng_states()  # what a one-process checkpoint holds
+    saved = rank_state.gather_rng_states()  # what a one-process checkpoint holds
     assert saved["world_size"] == 1
     assert ours == _saved_bytes(saved["ranks"][0])
 

@@ -1,0 +1,231 @@
+"""CheckpointManager: one template for saving, loading and resuming a run.
+
+A checkpoint is the strategy's state (model, optimizer, schedulers: see
+:class:`~cadence.checkpoint.steps.CheckpointSteps`) plus ``meta`` plus every
+registered *part*: anything with ``state_dict()``/``load_state_dict()`` (the
+message hub, the hooks, the training loop, the RNG streams...). A save writes
+crash-safely (docs/checkpoints.md, "the order of a save"); a load verifies every
+file before reading it and restores the strategy first, then the parts in the
+order they were registered.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .files import (
+    BeforeLoad,
+    CheckpointError,
+    atomic_torch_save,
+    read_checkpoint,
+    remove_checkpoint,
+)
+from .pointer import checkpoint_candidates, write_last_checkpoint
+from .snapshot import Snapshot
+from .steps import CheckpointSteps
+from .writer import AsyncCheckpointWriter
+
+DEFAULT_REVISE_KEYS: tuple[tuple[str, str], ...] = ((r"^module\.", ""),)
+
+
+class Stateful(Protocol):
+    """Anything a checkpoint can hold."""
+
+    def state_dict(self) -> Any: ...
+
+    def load_state_dict(self, state: Any) -> Any: ...
+
+
+@dataclass
+class _Part:
+    part: Stateful
+    per_rank: bool
+    shared: bool
+
+
+class CheckpointManager:
+    """Saves and restores a run through its strategy's :class:`CheckpointSteps`.
+
+    Args:
+        steps: the strategy.
+        work_dir: where the ``last_checkpoint`` pointer lives.
+        logger: where background-write errors and skipped checkpoints are reported.
+    """
+
+    def __init__(
+        self, steps: CheckpointSteps, work_dir: str, logger: logging.Logger | None = None
+    ) -> None:
+        self.steps = steps
+        self.work_dir = work_dir
+        self.logger = logger or logging.getLogger("cadence")
+        self.parts: dict[str, _Part] = {}
+        self._writer: AsyncCheckpointWriter | None = None
+        self._snapshot: Snapshot | None = None
+
+    def register(
+        self, name: str, part: Stateful, *, per_rank: bool = False, shared: bool = True
+    ) -> None:
+        """Save ``part`` under ``name`` and restore it on resume (replacing an earlier one).
+
+        ``per_rank``: with several processes every rank's state is also gathered
+        under ``<name>_ranks`` and each rank restores its own (while the world size
+        allows); ``shared=False`` keeps only that per-rank list, restored only when
+        the world size is unchanged.
+        """
+        self.parts[name] = _Part(part, per_rank, shared)
+
+    # ---------------------------------------------------------------- save
+    def collect(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        """``meta`` and every part's state (a collective where parts gather)."""
+        from ..dist import all_gather_object
+
+        state: dict[str, Any] = {"meta": dict(meta)}
+        several = self.steps.world_size > 1
+        for name, entry in self.parts.items():
+            if not entry.shared and not several:
+                continue
+            value = entry.part.state_dict()
+            if entry.shared:
+                state[name] = value
+            if entry.per_rank and several:
+                state[f"{name}_ranks"] = all_gather_object(value)
+        return state
+
+    def save(
+        self,
+        path: str,
+        *,
+        meta: Mapping[str, Any],
+        save_optimizer: bool = True,
+        save_param_scheduler: bool = True,
+        update_last: bool = True,
+        delete_after: Sequence[str] = (),
+        async_: bool = False,
+        before_save: BeforeLoad | None = None,
+    ) -> str:
+        """Write the run to ``path``; then (rank 0) move the pointer, then delete
+        ``delete_after``. With ``async_`` (where the strategy supports it) the state
+        is copied now and written on a background thread. Every rank calls this."""
+        self.wait()
+        extra = self.collect(meta)
+        if before_save is not None:
+            before_save(extra)
+        steps = self.steps
+        options = dict(save_optimizer=save_optimizer, save_param_scheduler=save_param_scheduler)
+        stale = [p for p in delete_after if os.path.abspath(p) != os.path.abspath(path)]
+
+        def finish() -> None:
+            if update_last:
+                write_last_checkpoint(self.work_dir, path)
+            for old in stale:
+                remove_checkpoint(old)
+
+        if async_ and steps.supports_async_save:
+            if steps.rank == 0:
+                state = self._snapshots().take({**steps.checkpoint_state(**options), **extra})
+
+                def job() -> None:
+                    atomic_torch_save(state, path)
+                    finish()
+
+                self._writers().submit(job, path)
+            return path
+        if async_:
+            import warnings
+
+            warnings.warn(
+                f"{type(steps).__name__} saves checkpoints synchronously (its engine writes "
+                "collectively); async_=True is ignored",
+                stacklevel=3,
+            )
+        state = {**steps.checkpoint_state(**options), **extra}
+        steps.save_companion(path, save_optimizer=save_optimizer)
+        files = steps.companion_digests(path)
+        if steps.rank == 0:
+            atomic_torch_save(state, path, files=files)
+        steps.barrier()
+        if steps.rank == 0:
+            finish()
+        return path
+
+    def wait(self) -> None:
+        """Wait for a background write to finish; raise its error, if any."""
+        if self._writer is not None:
+            self._writer.wait()
+
+    def _writers(self) -> AsyncCheckpointWriter:
+        if self._writer is None:
+            self._writer = AsyncCheckpointWriter(self.logger)
+        return self._writer
+
+    def _snapshots(self) -> Snapshot:
+        if self._snapshot is None:
+            self._snapshot = Snapshot()
+        return self._snapshot
+
+    # ---------------------------------------------------------------- load
+    def load_weights(
+        self,
+        path: str,
+        *,
+        map_location: Any = "cpu",
+        strict: bool = False,
+        revise_keys: Sequence[tuple[str, str]] = DEFAULT_REVISE_KEYS,
+        before_load: BeforeLoad | None = None,
+    ) -> dict[str, Any]:
+        """Load the model weights of ``path`` (verified first); return the checkpoint."""
+        checkpoint = read_checkpoint(path, map_location, before_load)
+        self.steps.load_weights(checkpoint, strict=strict, revise_keys=revise_keys)
+        return checkpoint
+
+    def resume(
+        self,
+        path: str,
+        *,
+        resume_optimizer: bool = True,
+        resume_param_scheduler: bool = True,
+        map_location: Any = "cpu",
+        before_load: BeforeLoad | None = None,
+    ) -> dict[str, Any]:
+        """Restore the strategy's state and every part from ``path``; return the checkpoint."""
+        checkpoint = read_checkpoint(path, map_location, before_load)
+        self.steps.restore(
+            path, checkpoint, resume_optimizer=resume_optimizer,
+            resume_param_scheduler=resume_param_scheduler,
+        )  # fmt: skip
+        rank, world_size = self.steps.rank, self.steps.world_size
+        for name, entry in self.parts.items():
+            ranks = checkpoint.get(f"{name}_ranks") if entry.per_rank else None
+            if ranks and (rank < len(ranks) if entry.shared else len(ranks) == world_size):
+                entry.part.load_state_dict(ranks[rank])
+            elif entry.shared and name in checkpoint:
+                entry.part.load_state_dict(checkpoint[name])
+        return checkpoint
+
+    def resume_latest(self, before_load: BeforeLoad | None = None) -> str | None:
+        """Resume from the newest checkpoint of the work dir that can be used; return its
+        path (None: there is none). Unusable ones are skipped with a warning saying why."""
+        candidates = checkpoint_candidates(self.work_dir)
+        skipped: list[str] = []
+        for path in candidates:
+            try:
+                self.resume(path, before_load=before_load)
+            except (CheckpointError, FileNotFoundError) as e:  # incl. a missing shard folder
+                self.logger.warning(f"Skipping checkpoint {path}: {e}")
+                skipped.append(path)
+                continue
+            if skipped:
+                self.logger.warning(
+                    f"Resumed from {path}, the newest valid checkpoint; skipped {skipped}"
+                )
+            return path
+        if candidates:
+            raise CheckpointError(
+                f"resume=True: none of the checkpoints in {self.work_dir} can be used "
+                f"({', '.join(skipped)}); see the warnings above for why"
+            )
+        return None

@@ -1,0 +1,100 @@
+"""What each rank keeps for itself in a checkpoint: its RNG streams and its buffers."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import torch
+from torch import nn
+
+from ..utils.rng import rng_state, set_rng_state
+
+
+def gather_rng_states() -> dict[str, Any]:
+    """Every rank's RNG streams, gathered on all ranks: ``{'world_size', 'ranks': [...]}``.
+
+    Every rank of the job must call this (it is a collective when distributed).
+    """
+    from ..dist import all_gather_object
+
+    states = all_gather_object(rng_state())
+    return {"world_size": len(states), "ranks": states}
+
+
+def restore_rng_states(
+    saved: dict[str, Any], rank: int, world_size: int, logger: Any = None
+) -> None:
+    """Give this rank back its own saved RNG streams.
+
+    When the world size changed, ranks that existed before restore their own
+    streams and new ranks keep the streams seeded at start-up (a warning says so).
+    A single-process checkpoint of an older layout (one state) restores on every rank.
+    """
+    if "ranks" not in saved:
+        set_rng_state(saved)
+        return
+    states = list(saved["ranks"])
+    if len(states) != world_size:
+        message = (
+            f"the checkpoint holds the RNG streams of {len(states)} rank(s) but this run has "
+            f"{world_size}: ranks below {min(len(states), world_size)} restore their own "
+            "streams, the others keep the streams seeded at start-up"
+        )
+        warnings.warn(message, stacklevel=2)
+        if logger is not None:
+            logger.warning(message)
+    if rank < len(states):
+        set_rng_state(states[rank])
+
+
+def rank_local_buffers(module: nn.Module) -> dict[str, torch.Tensor]:
+    """This rank's non-parameter buffers (BatchNorm statistics...), as CPU copies.
+
+    Sharded engines (FSDP2, DeepSpeed) save one rank's copy of buffers that are
+    not sharded although each rank updates its own; DTensor buffers are left to them.
+    """
+    try:
+        from torch.distributed.tensor import DTensor
+    except ImportError:  # pragma: no cover - torch without DTensor
+        DTensor = ()  # type: ignore[assignment,misc]  # noqa: N806
+    return {
+        name: buffer.detach().to("cpu", copy=True)
+        for name, buffer in module.named_buffers()
+        if not isinstance(buffer, DTensor)
+    }
+
+
+def restore_rank_local_buffers(module: nn.Module, saved: dict[str, torch.Tensor]) -> None:
+    """Copy what :func:`rank_local_buffers` saved on this rank back into ``module``."""
+    own = dict(module.named_buffers())
+    with torch.no_grad():
+        for name, value in saved.items():
+            if name in own and own[name].shape == value.shape:
+                own[name].copy_(value)
+
+
+class RngStreams:
+    """Every rank's RNG streams as one checkpoint part (saving gathers: a collective)."""
+
+    def __init__(self, rank: int, world_size: int, logger: Any = None) -> None:
+        self.rank, self.world_size, self.logger = rank, world_size, logger
+
+    def state_dict(self) -> dict[str, Any]:
+        return gather_rng_states()
+
+    def load_state_dict(self, saved: dict[str, Any]) -> None:
+        restore_rng_states(saved, self.rank, self.world_size, self.logger)
+
+
+class RankLocalBuffers:
+    """This rank's non-parameter buffers of ``module`` as a checkpoint part."""
+
+    def __init__(self, module: nn.Module) -> None:
+        self.module = module
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return rank_local_buffers(self.module)
+
+    def load_state_dict(self, saved: dict[str, torch.Tensor]) -> None:
+        restore_rank_local_buffers(self.module, saved)

@@ -1,0 +1,74 @@
+"""The steps of saving and loading that differ between strategies.
+
+:class:`~cadence.checkpoint.CheckpointManager` runs the template of every save
+and load (collect the run's state, write crash-safely with a manifest, move the
+pointer, delete old checkpoints; verify every file before reading, restore every
+part). A strategy contributes only what it does differently, through this
+interface; :class:`~cadence.strategies.BaseStrategy` implements it for one-file
+checkpoints written by rank 0 (single device, DDP), and FSDP and DeepSpeed
+override the steps that write and read their companion folders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from .files import FileDigests
+
+
+@runtime_checkable
+class CheckpointSteps(Protocol):
+    """What a strategy does for a checkpoint (see the module docstring)."""
+
+    #: Whether :meth:`checkpoint_state` alone makes the whole checkpoint, so a copy of
+    #: it may be written on a background thread (False when an engine writes
+    #: companion files collectively).
+    supports_async_save: bool
+
+    @property
+    def rank(self) -> int:
+        """This process's rank (rank 0 writes the checkpoint file)."""
+        ...
+
+    @property
+    def world_size(self) -> int:
+        """The number of processes."""
+        ...
+
+    def checkpoint_state(
+        self, *, save_optimizer: bool = True, save_param_scheduler: bool = True
+    ) -> dict[str, Any]:
+        """What goes into the checkpoint file (``state_dict``, ``optimizer``,
+        ``param_schedulers``...); every rank calls it (gathering may be collective)."""
+        ...
+
+    def save_companion(self, filename: str, *, save_optimizer: bool = True) -> None:
+        """Write the companion folder ``<filename>.<suffix>`` (every rank; may be a no-op)."""
+        ...
+
+    def companion_digests(self, filename: str) -> FileDigests:
+        """Size and SHA-256 of every companion file (every rank calls it)."""
+        ...
+
+    def barrier(self) -> None:
+        """Wait for every rank (a no-op in one process)."""
+        ...
+
+    def load_weights(
+        self, checkpoint: dict[str, Any], *, strict: bool, revise_keys: Sequence[tuple[str, str]]
+    ) -> None:
+        """Load the model weights of a read checkpoint (``load_from``)."""
+        ...
+
+    def restore(
+        self,
+        filename: str,
+        checkpoint: dict[str, Any],
+        *,
+        resume_optimizer: bool = True,
+        resume_param_scheduler: bool = True,
+    ) -> None:
+        """Restore model, optimizer and schedulers exactly (``resume``), reading the
+        companion folder of ``filename`` where the strategy wrote one."""
+        ...

@@ -1,0 +1,201 @@
+"""The runner's checkpoint methods: what a run's checkpoint holds, handed to the manager.
+
+The runner knows *what* a checkpoint of the run holds (``meta``: position,
+versions, seed, config text; the message hub, hooks, training loop, RNG streams
+and rank-local buffers as parts); :class:`~cadence.checkpoint.CheckpointManager`
+knows *how* to save and restore it, through the strategy.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..checkpoint import CheckpointManager
+from ..checkpoint.rank_state import RankLocalBuffers, RngStreams
+from ..utils.compat import warn_unused_storage_args
+from ..version import __version__
+
+
+class _TrainPosition:
+    """The training loop's position as the checkpoint part ``loops``."""
+
+    def __init__(self, loop: Any) -> None:
+        self.loop = loop
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"train": self.loop.state_dict()}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.loop.load_state_dict(state["train"])
+
+
+class PersistenceMixin:
+    """Runner methods that save and restore the run (layout: docs/checkpoints.md)."""
+
+    _loaded: bool
+    _resume: bool | str
+    _load_from: str | None
+    _train_loop: Any
+    _hooks: Any
+    _cfg_text: str
+    _experiment_name: str | None
+    _checkpoints: CheckpointManager | None = None
+    strategy: Any
+    logger: Any
+    message_hub: Any
+
+    @property
+    def work_dir(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def epoch(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def iter(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def seed(self) -> int | None:
+        raise NotImplementedError
+
+    def call_hook(self, fn_name: str, **kwargs: Any) -> None:
+        raise NotImplementedError
+
+    @property
+    def checkpoints(self) -> CheckpointManager:
+        """The run's checkpoint manager, with the run's current parts registered."""
+        if self._checkpoints is None:
+            self._checkpoints = CheckpointManager(self.strategy, self.work_dir, self.logger)
+        manager = self._checkpoints
+        strategy = self.strategy
+        if self.strategy.model is not None:
+            module = strategy.unwrap(strategy.model)
+            manager.register("buffers", RankLocalBuffers(module), per_rank=True, shared=False)
+        if self._train_loop is not None:
+            manager.register("loops", _TrainPosition(self._train_loop))
+        manager.register("message_hub", self.message_hub, per_rank=True)
+        manager.register("hooks", self._hooks)
+        manager.register("rng", RngStreams(strategy.rank, strategy.world_size, self.logger))
+        return manager
+
+    def load_or_resume(self) -> None:
+        """Resume (``resume=True`` or a path) or load weights (``load_from``), once.
+
+        ``resume=True`` without ``load_from`` takes the newest valid checkpoint
+        of the work dir: the ``last_checkpoint`` pointer's target, else older
+        ones; unreadable or corrupted ones are skipped with a warning saying why.
+        """
+        if self._loaded:
+            return
+        self._loaded = True
+        if self._train_loop is None or not self._resume:
+            if self._load_from is not None:
+                self.load_checkpoint(self._load_from)
+            return
+        if isinstance(self._resume, str) or self._load_from is not None:
+            self.resume(self._resume if isinstance(self._resume, str) else str(self._load_from))
+            return
+        path = self.checkpoints.resume_latest(before_load=self._before_load)
+        if path is None:
+            self.logger.info(f"resume=True but no checkpoint in {self.work_dir}; starting anew")
+        else:
+            self._log_resumed(path)
+
+    def _before_load(self, checkpoint: dict[str, Any]) -> None:
+        # As in mmengine: hooks see (and may edit) the checkpoint before it is restored.
+        self.call_hook("after_load_checkpoint", checkpoint=checkpoint)
+        if "loops" not in checkpoint and "meta" in checkpoint:  # mmengine: position in meta
+            meta = checkpoint["meta"]
+            position = {"epoch": meta.get("epoch", 0), "iter": meta.get("iter", 0)}
+            checkpoint["loops"] = {"train": position}
+
+    def _log_resumed(self, path: str) -> None:
+        self.logger.info(f"Resumed from {path} at epoch {self.epoch}, iter {self.iter}")
+
+    def load_checkpoint(
+        self,
+        filename: str,
+        map_location: str = "cpu",
+        strict: bool = False,
+        revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
+    ) -> dict[str, Any]:
+        """Load model weights from ``filename`` (optimizer and position untouched)."""
+        checkpoint = self.checkpoints.load_weights(
+            filename, map_location=map_location, strict=strict, revise_keys=revise_keys,
+            before_load=self._before_load,
+        )  # fmt: skip
+        self.logger.info(f"Loaded weights from {filename}")
+        return checkpoint
+
+    def resume(
+        self,
+        filename: str,
+        resume_optimizer: bool = True,
+        resume_param_scheduler: bool = True,
+        map_location: str = "cpu",
+    ) -> None:
+        """Restore everything that moves from ``filename`` and continue from its position."""
+        self.checkpoints.resume(
+            filename, resume_optimizer=resume_optimizer,
+            resume_param_scheduler=resume_param_scheduler, map_location=map_location,
+            before_load=self._before_load,
+        )  # fmt: skip
+        self._log_resumed(filename)
+
+    def save_checkpoint(
+        self,
+        out_dir: str,
+        filename: str,
+        file_client_args: Any = None,
+        save_optimizer: bool = True,
+        save_param_scheduler: bool = True,
+        meta: Mapping[str, Any] | None = None,
+        by_epoch: bool = True,
+        backend_args: Any = None,
+        update_last: bool = True,
+        async_: bool = False,
+        delete_after: Sequence[str] = (),
+    ) -> str:
+        """Write a checkpoint of the whole run to ``out_dir/filename``; return its path.
+
+        Order: the file is written and renamed into place, then (rank 0) the
+        ``last_checkpoint`` pointer moves, then ``delete_after`` (older checkpoints)
+        are deleted. With ``async_=True`` the state is copied to CPU now and all of
+        that happens on a background thread; the next save and
+        :meth:`wait_for_checkpoint` wait for it and raise its error. Strategies
+        whose engines write collectively (FSDP, DeepSpeed) save synchronously.
+        """
+        import os
+
+        import torch
+
+        warn_unused_storage_args("Runner.save_checkpoint", file_client_args=file_client_args,
+                                 backend_args=backend_args)  # fmt: skip
+        meta = dict(meta or {})
+        if by_epoch:
+            meta.setdefault("epoch", self.epoch + 1)
+            meta.setdefault("iter", self.iter)
+        else:
+            meta.setdefault("epoch", self.epoch)
+            meta.setdefault("iter", self.iter + 1)
+        meta.update(
+            cadence_version=__version__, torch_version=str(torch.__version__),
+            time=time.strftime("%Y%m%d_%H%M%S"), seed=self.seed,
+            experiment_name=self._experiment_name, cfg=self._cfg_text,
+            world_size=self.strategy.world_size,
+        )  # fmt: skip
+        return self.checkpoints.save(
+            os.path.join(out_dir, filename), meta=meta, save_optimizer=save_optimizer,
+            save_param_scheduler=save_param_scheduler, update_last=update_last,
+            delete_after=delete_after, async_=async_,
+            before_save=lambda extra: self.call_hook("before_save_checkpoint", checkpoint=extra),
+        )  # fmt: skip
+
+    def wait_for_checkpoint(self) -> None:
+        """Wait for a background checkpoint write to finish; raise its error, if any."""
+        if self._checkpoints is not None:
+            self._checkpoints.wait()
