@@ -15,6 +15,7 @@ still verified as far as they go.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -87,9 +88,31 @@ def tensor_bytes(obj: Any) -> int:
     return 0
 
 
+def current_umask() -> int:
+    """This process's umask (read without changing it where /proc tells it)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # no /proc: read it by setting it, and put it back at once
+    os.umask(mask)
+    return mask
+
+
+def temp_file(directory: str, prefix: str) -> tuple[int, str]:
+    """A new ``<prefix>*.tmp`` in ``directory`` (open descriptor, path) with the mode
+    a plain ``open`` would give it (0666 less the umask), not ``mkstemp``'s 0600."""
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
+    os.fchmod(fd, 0o666 & ~current_umask())
+    return fd, tmp
+
+
 def _write_json_atomic(data: Mapping[str, Any], filename: str) -> None:
     directory = os.path.dirname(os.path.abspath(filename))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".manifest-", suffix=".tmp")
+    fd, tmp = temp_file(directory, ".manifest-")
     try:
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=1, sort_keys=True)
@@ -137,7 +160,7 @@ def atomic_torch_save(
     """
     directory = os.path.dirname(os.path.abspath(filename))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ckpt-", suffix=".tmp")
+    fd, tmp = temp_file(directory, ".ckpt-")
     try:
         with os.fdopen(fd, "wb") as f:
             torch.save(obj, f)
@@ -145,10 +168,45 @@ def atomic_torch_save(
             sha256 = _checksum_and_sync(f, tmp)
             size = os.fstat(f.fileno()).st_size
         os.replace(tmp, filename)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(e, OSError) and e.errno == errno.ENOSPC:
+            raise _disk_full(filename, obj) from e
         raise
+    companion = companion_digests(filename) if files is None else dict(files)
+    info = manifest_for(filename, obj, size=size, sha256=sha256, files=companion)
+    if manifest:
+        write_manifest(info, filename)
+    fsync_dir(directory)
+    return info
+
+
+def _progress(meta: Any) -> dict[str, int] | None:
+    """The training position a checkpoint's ``meta`` records (epoch, iteration)."""
+    if not isinstance(meta, Mapping):
+        return None
+    try:
+        return {"epoch": int(meta["epoch"]), "iter": int(meta["iter"])}
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _disk_full(filename: str, obj: Any) -> CheckpointError:
+    directory = os.path.dirname(os.path.abspath(filename))
+    free = shutil.disk_usage(directory).free
+    return CheckpointError(
+        f"checkpoint '{filename}': no space left on device: the checkpoint needs about "
+        f"{tensor_bytes(obj) / 2**20:.1f} MiB and {free / 2**20:.1f} MiB are free in "
+        f"{directory}; free some space or save elsewhere (CheckpointHook out_dir, --work-dir)"
+    )
+
+
+def manifest_for(
+    filename: str, obj: Any, *, size: int, sha256: str, files: FileDigests | None = None
+) -> dict[str, Any]:
+    """The manifest of checkpoint ``filename`` holding ``obj`` (written as ``size`` bytes
+    with digest ``sha256``; ``files``: its companion files)."""
     info: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "version": MANIFEST_VERSION,
@@ -159,13 +217,17 @@ def atomic_torch_save(
     }
     if isinstance(obj, Mapping):
         info["keys"] = {str(k): tensor_bytes(v) for k, v in obj.items()}
-    companion = companion_digests(filename) if files is None else dict(files)
-    if companion:
-        info["files"] = companion
-    if manifest:
-        _write_json_atomic(info, manifest_path(filename))
-    fsync_dir(directory)
+        progress = _progress(obj.get("meta"))
+        if progress is not None:
+            info["progress"] = progress
+    if files:
+        info["files"] = dict(files)
     return info
+
+
+def write_manifest(info: Mapping[str, Any], filename: str) -> None:
+    """Write ``info`` as the manifest of ``filename`` (atomically)."""
+    _write_json_atomic(info, manifest_path(filename))
 
 
 def companion_folders(filename: str) -> list[str]:
@@ -355,8 +417,14 @@ def read_checkpoint(
     """
     if not os.path.isfile(filename):
         raise FileNotFoundError(f"checkpoint '{filename}' does not exist")
-    if verify:
-        verify_checkpoint(filename)
+    if verify and verify_checkpoint(filename) is None:
+        import warnings
+
+        warnings.warn(
+            f"checkpoint '{filename}' has no manifest: it could not be verified (it is read "
+            "weights-only, so nothing in it runs, but damage would go unnoticed)",
+            stacklevel=2,
+        )
     checkpoint = safe_torch_load(filename, map_location)
     if not isinstance(checkpoint, dict):
         raise CheckpointError(

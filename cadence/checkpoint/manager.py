@@ -24,7 +24,12 @@ from .files import (
     read_checkpoint,
     remove_checkpoint,
 )
-from .pointer import checkpoint_candidates, write_last_checkpoint
+from .pointer import (
+    checkpoint_candidates,
+    find_latest_checkpoint,
+    unverified_checkpoints,
+    write_last_checkpoint,
+)
 from .snapshot import Snapshot
 from .steps import CheckpointSteps
 from .writer import AsyncCheckpointWriter
@@ -207,23 +212,42 @@ class CheckpointManager:
         return checkpoint
 
     def resume_latest(self, before_load: BeforeLoad | None = None) -> str | None:
-        """Resume from the newest checkpoint of the work dir that can be used; return its
-        path (None: there is none). Unusable ones are skipped with a warning saying why."""
-        candidates = checkpoint_candidates(self.work_dir)
+        """Resume from the newest checkpoint of the work dir that verifies; return its path,
+        or None where the work dir holds no checkpoint. Unusable ones are skipped with a
+        warning saying why; checkpoints that exist but none of which can be verified stop
+        the run (:class:`CheckpointError`) rather than being overwritten by a new one."""
+        try:
+            find_latest_checkpoint(self.work_dir)
+        except CheckpointError as e:
+            self.logger.warning(f"{e}; looking for the newest verified checkpoint instead")
+        unverified = unverified_checkpoints(self.work_dir)
+        for path in unverified:
+            self.logger.warning(
+                f"Skipping checkpoint {path}: it has no manifest, so it could not be verified"
+            )
         skipped: list[str] = []
-        for path in candidates:
+        for path in checkpoint_candidates(self.work_dir):
             try:
                 self.resume(path, before_load=before_load)
             except (CheckpointError, FileNotFoundError) as e:  # incl. a missing shard folder
                 self.logger.warning(f"Skipping checkpoint {path}: {e}")
                 skipped.append(path)
                 continue
-            if skipped:
+            if skipped or unverified:
                 self.logger.warning(
-                    f"Resumed from {path}, the newest valid checkpoint; skipped {skipped}"
+                    f"Resumed from {path}, the newest valid checkpoint; skipped "
+                    f"{skipped + unverified}"
                 )
             return path
-        if candidates:
+        if unverified:
+            raise CheckpointError(
+                f"resume=True: the checkpoints in {self.work_dir} could not be verified "
+                f"({', '.join(skipped + unverified)}: no manifest, or damaged), and a new run "
+                "would overwrite them. Resume from one explicitly (--resume PATH, or "
+                "resume='PATH' in the config: it loads with a warning), or start in a new "
+                "work dir (--work-dir)"
+            )
+        if skipped:
             raise CheckpointError(
                 f"resume=True: none of the checkpoints in {self.work_dir} can be used "
                 f"({', '.join(skipped)}); see the warnings above for why"

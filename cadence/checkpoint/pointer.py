@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import os
-import tempfile
 
-from .files import fsync_dir, manifest_path
+from .files import CheckpointError, fsync_dir, manifest_path, read_manifest, temp_file
 
 LAST_CHECKPOINT = "last_checkpoint"
+#: File names taken for checkpoints when looking for ones without a manifest.
+CHECKPOINT_EXTENSIONS = (".pth", ".pt", ".ckpt")
 
 
 def write_last_checkpoint(work_dir: str, path: str) -> None:
     """Point ``work_dir/last_checkpoint`` at ``path`` (atomically and durably)."""
     os.makedirs(work_dir, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=work_dir, prefix=".last-", suffix=".tmp")
+    fd, tmp = temp_file(work_dir, ".last-")
     try:
         with os.fdopen(fd, "w") as f:
             f.write(path)
@@ -31,37 +32,82 @@ def _pointer_target(work_dir: str) -> str | None:
     pointer = os.path.join(work_dir, LAST_CHECKPOINT)
     if not os.path.isfile(pointer):
         return None
-    with open(pointer) as f:
-        path = f.read().strip()
+    try:
+        with open(pointer, encoding="utf-8") as f:
+            path = f.read().strip()
+    except (OSError, UnicodeDecodeError) as e:
+        raise CheckpointError(
+            f"the pointer {pointer} is unreadable ({e}); it should hold the path of the "
+            "latest checkpoint"
+        ) from e
+    if "\0" in path or "\n" in path:
+        raise CheckpointError(f"the pointer {pointer} does not hold a checkpoint path")
     if path and not os.path.isabs(path):
         path = os.path.join(work_dir, path)
     return path or None
 
 
 def find_latest_checkpoint(work_dir: str) -> str | None:
-    """The checkpoint ``work_dir/last_checkpoint`` points at, if it still exists."""
+    """The checkpoint ``work_dir/last_checkpoint`` points at, if it still exists
+    (:class:`CheckpointError` if the pointer is garbled)."""
     path = _pointer_target(work_dir)
     return path if path and os.path.isfile(path) else None
 
 
-def checkpoint_candidates(work_dir: str) -> list[str]:
-    """Checkpoints to resume from, best first: the pointer's target, then the other
-    checkpoints with a manifest in its folder and in ``work_dir``, newest first
-    (``best_*`` checkpoints, written without optimizer state, are left out)."""
-    first = find_latest_checkpoint(work_dir)
+def _folders(work_dir: str, target: str | None) -> list[str]:
     folders = {os.path.abspath(work_dir)}
-    target = _pointer_target(work_dir)
     if target:
         folders.add(os.path.dirname(os.path.abspath(target)))
-    found: list[tuple[int, str]] = []
-    for folder in folders:
-        if not os.path.isdir(folder):
-            continue
+    return sorted(f for f in folders if os.path.isdir(f))
+
+
+def _safe_target(work_dir: str) -> str | None:
+    try:
+        return _pointer_target(work_dir)
+    except CheckpointError:  # resume reports it; the other checkpoints still count
+        return None
+
+
+def _progress_key(path: str) -> tuple[int, int, int, str]:
+    """Newest first by the progress the manifest records (never by file times)."""
+    try:
+        info = read_manifest(path) or {}
+    except CheckpointError:
+        return (-1, 0, 0, "")  # an unreadable manifest: tried last, skipped with its reason
+    progress = info.get("progress") or {}
+    if "iter" in progress:
+        return (1, int(progress["iter"]), int(progress.get("epoch", 0)), info.get("created", ""))
+    return (0, 0, 0, str(info.get("created", "")))  # version-1 manifests: when it was saved
+
+
+def checkpoint_candidates(work_dir: str) -> list[str]:
+    """Checkpoints to resume from, best first: the pointer's target, then the other
+    checkpoints with a manifest in its folder and in ``work_dir``, by the training
+    progress their manifests record (``best_*`` checkpoints, written without optimizer
+    state, and files without a manifest, which cannot be verified, are left out)."""
+    target = _safe_target(work_dir)
+    first = target if target and os.path.isfile(manifest_path(target)) else None
+    found = []
+    for folder in _folders(work_dir, target):
         for name in os.listdir(folder):
             path = os.path.join(folder, name)
             if name.startswith(("best_", ".")) or not os.path.isfile(manifest_path(path)):
                 continue
             if os.path.isfile(path) and path != first:
-                found.append((os.stat(path).st_mtime_ns, path))
-    ordered = [path for _, path in sorted(found, reverse=True)]
-    return ([first] if first else []) + ordered
+                found.append(path)
+    ordered = sorted(found, key=_progress_key, reverse=True)
+    return ([first] if first and os.path.isfile(first) else []) + ordered
+
+
+def unverified_checkpoints(work_dir: str) -> list[str]:
+    """Checkpoint files beside the candidates that have no manifest (cannot be verified)."""
+    target = _safe_target(work_dir)
+    found = []
+    for folder in _folders(work_dir, target):
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            if name.startswith((".", "best_")) or not name.endswith(CHECKPOINT_EXTENSIONS):
+                continue
+            if os.path.isfile(path) and not os.path.isfile(manifest_path(path)):
+                found.append(path)
+    return found

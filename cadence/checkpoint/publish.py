@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import warnings
 from collections.abc import Sequence
 from typing import Any, BinaryIO
 
 import torch
 
-from .files import CheckpointError, fsync_dir, read_checkpoint
+from .files import (
+    CheckpointError,
+    fsync_dir,
+    manifest_for,
+    read_checkpoint,
+    temp_file,
+    write_manifest,
+)
 
 PUBLISH_EXTENSIONS = (".pth", ".pt", ".ckpt")
 
@@ -59,18 +65,21 @@ def publish_checkpoint(
         stem += ext
     directory = os.path.dirname(stem) or "."
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".publish-", suffix=".tmp")
+    fd, tmp = temp_file(directory, ".publish-")
     try:
         with os.fdopen(fd, "wb") as f:
             writer = _HashingWriter(f)
             torch.save(published, writer)  # type: ignore[arg-type]
             f.flush()
             os.fsync(f.fileno())
-        final = f"{stem}-{writer.sha.hexdigest()[:8]}.pth"
+            size = os.fstat(f.fileno()).st_size
+        sha256 = writer.sha.hexdigest()
+        final = f"{stem}-{sha256[:8]}.pth"
         os.replace(tmp, final)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    write_manifest(manifest_for(final, published, size=size, sha256=sha256), final)
     fsync_dir(directory)
     return final

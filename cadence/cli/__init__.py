@@ -49,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
         args.overrides = [*args.overrides, *extra]
     args.argv = argv
+    from ..checkpoint import CheckpointError
     from ..config import ConfigError
     from ..registry import BuildError, RegistryError
 
@@ -57,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and the like
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (ConfigError, RegistryError, BuildError, CliError) as exc:
+    except (ConfigError, RegistryError, BuildError, CliError, CheckpointError) as exc:
         if args.debug:
             raise
         print(f"cadence: error: {exc}", file=sys.stderr)
