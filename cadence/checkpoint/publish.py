@@ -10,6 +10,7 @@ from typing import Any, BinaryIO
 
 import torch
 
+from ..utils.paths import refuse_url
 from .files import (
     CheckpointError,
     fsync_dir,
@@ -47,6 +48,8 @@ def publish_checkpoint(
     Returns the written path. The input is read with ``weights_only=True``; a
     file that is a bare state dict is published as its ``state_dict``.
     """
+    refuse_url(in_file, "in_file")
+    refuse_url(out_file, "out_file")
     if isinstance(keys, str):
         keys = (keys,)
     checkpoint: dict[str, Any] = read_checkpoint(in_file)

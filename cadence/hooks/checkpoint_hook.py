@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..optim import accumulation_pending
 from ..registry import HOOKS
 from ..utils.compat import warn_unused_storage_args
+from ..utils.paths import refuse_url
 from .hook import Hook
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ class CheckpointHook(Hook):
         )
         if not isinstance(save_begin, int) or save_begin < 0:
             raise ValueError(f"CheckpointHook.save_begin must be an int >= 0, got {save_begin!r}")
+        refuse_url(out_dir, "CheckpointHook.out_dir")
         self.interval = interval
         self.by_epoch = by_epoch
         self.save_optimizer = save_optimizer

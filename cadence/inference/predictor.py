@@ -21,6 +21,7 @@ from ..config import Config
 from ..config.errors import ConfigKeyError
 from ..registry import FUNCTIONS, MODELS, TRANSFORMS, default_scope
 from ..utils import did_you_mean
+from ..utils.paths import refuse_url
 
 Transform = Callable[[Any], Any]
 
@@ -46,6 +47,7 @@ def _lookup(cfg: Config | Mapping[str, Any], path: str) -> Any:
 def resolve_checkpoint(checkpoint: str | os.PathLike[str]) -> str:
     """A checkpoint file, or a work dir whose ``last_checkpoint`` pointer names one."""
     path = os.fspath(checkpoint)
+    refuse_url(path, "checkpoint")
     if os.path.isdir(path):
         found = find_latest_checkpoint(path)
         if found is None:

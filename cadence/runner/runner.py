@@ -20,8 +20,10 @@ from torch import nn
 from ..config import Config
 from ..hooks import TrainingPreempted
 from ..registry import LOG_PROCESSORS, LOOPS, RUNNERS, STRATEGIES, VISUALIZERS, set_default_scope
+from ..utils.paths import refuse_url
 from .auto_scale import apply_auto_scale_workers, auto_scale_lr_ratio, check_auto_scale_workers
 from .hook_manager import HookManager, as_list, merge_default_hooks
+from .paths import refuse_url_keys
 from .persistence import PersistenceMixin
 from .setup import default_setup
 
@@ -115,6 +117,8 @@ class Runner(PersistenceMixin):
                 )
         if not isinstance(work_dir, str) or not work_dir:
             raise ValueError("work_dir must be a non-empty path")
+        for key, value in (("work_dir", work_dir), ("load_from", load_from), ("resume", resume)):
+            refuse_url(value, key)
         self._cfg = cfg if isinstance(cfg, Config) else Config(dict(cfg or {}))
         self._work_dir = os.path.abspath(work_dir)
         if data_preprocessor is not None and isinstance(model, Mapping):
@@ -189,6 +193,7 @@ class Runner(PersistenceMixin):
         if "model" not in cfg or "work_dir" not in cfg:
             missing = [k for k in ("model", "work_dir") if k not in cfg]
             raise KeyError(f"the config must set {', '.join(missing)} to build a Runner")
+        refuse_url_keys(cfg, ("work_dir", "load_from", "resume"))
         kwargs = {k: _plain(cfg.get(k)) for k in RUNNER_KEYS if k in cfg}
         kwargs.setdefault("launcher", "none")
         return cls(**kwargs, cfg=cfg)
@@ -509,3 +514,4 @@ FlexibleRunner = Runner
 RUNNERS.register_module(name="FlexibleRunner", module=Runner)
 
 __all__ = ["DEFAULT_HOOKS", "FlexibleRunner", "RUNNER_KEYS", "Runner"]
+
