@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, BinaryIO
 
 import torch
@@ -23,33 +23,33 @@ from .files import (
 PUBLISH_EXTENSIONS = (".pth", ".pt", ".ckpt")
 
 
-class _HashingWriter:
-    """A file wrapper that hashes (SHA-256) what passes through ``write``."""
-
-    def __init__(self, f: BinaryIO) -> None:
-        self._f = f
-        self.sha = hashlib.sha256()
-
-    def write(self, data: Any) -> int:
-        self.sha.update(data)
-        written = self._f.write(data)
-        return written if written is not None else memoryview(data).nbytes
-
-    def flush(self) -> None:
-        self._f.flush()
+#: What ``publish_checkpoint(format=...)`` writes.
+PUBLISH_FORMATS = ("torch", "safetensors")
 
 
 def publish_checkpoint(
-    in_file: str, out_file: str, keys: Sequence[str] = ("meta", "state_dict")
+    in_file: str,
+    out_file: str,
+    keys: Sequence[str] = ("meta", "state_dict"),
+    format: str = "torch",
 ) -> str:
     """Keep only ``keys`` of checkpoint ``in_file`` (dropping optimizer, schedulers,
     RNG, hooks...) and write them to ``<out stem>-<first 8 hex of sha256>.pth``.
 
-    Returns the written path. The input is read with ``weights_only=True``; a
-    file that is a bare state dict is published as its ``state_dict``.
+    ``format='safetensors'`` writes the model weights alone as
+    ``<out stem>-<sha8>.safetensors`` (``meta``'s epoch, iteration and versions as
+    its metadata). Either way the run's config is written beside the file as
+    ``<same name>.py`` when the checkpoint holds it, and weights that a sharded
+    strategy kept only in its companion folder (FSDP with
+    ``save_full_weights=False``) are consolidated first. Returns the written path.
+    The input is verified and read with ``weights_only=True``; a file that is a bare
+    state dict is published as its ``state_dict``.
     """
     refuse_url(in_file, "in_file")
     refuse_url(out_file, "out_file")
+    if format not in PUBLISH_FORMATS:
+        raise ValueError(f"publish_checkpoint: format must be one of {PUBLISH_FORMATS}, "
+                         f"got {format!r}")  # fmt: skip
     if isinstance(keys, str):
         keys = (keys,)
     checkpoint: dict[str, Any] = read_checkpoint(in_file)
@@ -57,32 +57,104 @@ def publish_checkpoint(
         isinstance(v, torch.Tensor) for v in checkpoint.values()
     ):
         checkpoint = {"state_dict": checkpoint}
+    if "state_dict" not in checkpoint and checkpoint.get("sharded"):
+        checkpoint["state_dict"] = _consolidated(in_file, str(checkpoint["sharded"]))
     missing = [k for k in keys if k not in checkpoint]
-    if "state_dict" in missing:
+    if "state_dict" in missing or "state_dict" not in checkpoint:
         raise CheckpointError(f"checkpoint '{in_file}' has no 'state_dict' to publish")
     if missing:
         warnings.warn(f"publish_checkpoint: '{in_file}' has no {missing}", stacklevel=2)
     published = {k: checkpoint[k] for k in keys if k in checkpoint}
     stem, ext = os.path.splitext(out_file)
-    if ext not in PUBLISH_EXTENSIONS:
+    if ext not in PUBLISH_EXTENSIONS + (".safetensors",):
         stem += ext
     directory = os.path.dirname(stem) or "."
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = temp_file(directory, ".publish-")
+    if format == "safetensors":
+        data = _safetensors_bytes(checkpoint)
+        final = _write_hashed(stem, ".safetensors", lambda f: f.write(data), published)
+    else:
+        final = _write_hashed(stem, ".pth", lambda f: torch.save(published, f), published)
+    meta = checkpoint.get("meta")
+    if isinstance(meta, dict) and isinstance(meta.get("cfg"), str):
+        _write_text(os.path.splitext(final)[0] + ".py", meta["cfg"])
+    fsync_dir(directory)
+    return final
+
+
+def _consolidated(in_file: str, sharded: str) -> dict[str, torch.Tensor]:
+    from .dcp import consolidated_model
+
+    folder = in_file + sharded if sharded.startswith(".") else os.path.join(
+        os.path.dirname(in_file), sharded
+    )  # older checkpoints name the folder, newer ones its suffix
+    return consolidated_model(folder)
+
+
+def _safetensors_bytes(checkpoint: dict[str, Any]) -> bytes:
+    try:
+        from safetensors.torch import save
+    except ImportError as e:
+        raise ImportError(
+            "publishing safetensors needs the safetensors package: pip install safetensors "
+            "(or cadence[safetensors])"
+        ) from e
+    tensors = {k: v.detach().cpu().contiguous().clone() for k, v in
+               checkpoint["state_dict"].items() if isinstance(v, torch.Tensor)}  # fmt: skip
+    meta: dict[str, Any] = checkpoint["meta"] if isinstance(checkpoint.get("meta"), dict) else {}
+    keys = ("epoch", "iter", "cadence_version", "torch_version")
+    info: dict[str, str] = {k: str(meta[k]) for k in keys if k in meta}
+    return bytes(save(tensors, metadata={"format": "pt", **info}))
+
+
+class _HashingWriter:
+    """A file wrapper that hashes (SHA-256) what passes through ``write``."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self._f = f
+        self.sha = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: Any) -> int:
+        self.sha.update(data)
+        self.size += memoryview(data).nbytes
+        written = self._f.write(data)
+        return written if written is not None else memoryview(data).nbytes
+
+    def flush(self) -> None:
+        self._f.flush()
+
+
+def _write_hashed(
+    stem: str, ext: str, write: Callable[[Any], Any], published: dict[str, Any]
+) -> str:
+    """Stream ``write(file)`` to ``<stem>-<sha8><ext>`` crash-safely, with its manifest."""
+    final, writer = _stream(os.path.dirname(stem), write, lambda sha: f"{stem}-{sha[:8]}{ext}")
+    info = manifest_for(final, published, size=writer.size, sha256=writer.sha.hexdigest())
+    write_manifest(info, final)
+    return final
+
+
+def _write_text(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` crash-safely."""
+    _stream(os.path.dirname(path), lambda f: f.write(text.encode()), lambda sha: path)
+
+
+def _stream(
+    directory: str, write: Callable[[Any], Any], name: Callable[[str], str]
+) -> tuple[str, _HashingWriter]:
+    """``write`` into a temporary file, fsync, rename it to ``name(sha256)``."""
+    fd, tmp = temp_file(directory or ".", ".publish-")
     try:
         with os.fdopen(fd, "wb") as f:
             writer = _HashingWriter(f)
-            torch.save(published, writer)  # type: ignore[arg-type]
+            write(writer)
             f.flush()
             os.fsync(f.fileno())
-            size = os.fstat(f.fileno()).st_size
-        sha256 = writer.sha.hexdigest()
-        final = f"{stem}-{sha256[:8]}.pth"
+        final = name(writer.sha.hexdigest())
         os.replace(tmp, final)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    write_manifest(manifest_for(final, published, size=size, sha256=sha256), final)
-    fsync_dir(directory)
-    return final
+    return final, writer

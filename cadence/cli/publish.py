@@ -18,6 +18,11 @@ def add_publish_command(sub: Any) -> None:
     )
     parser.add_argument("in_file", metavar="IN_CKPT", help="checkpoint written by a run")
     parser.add_argument("out_file", metavar="OUT_FILE", help="where to write the release file")
+    parser.add_argument(
+        "--format", choices=("torch", "safetensors", "both"), default="torch",
+        help="torch: <stem>-<sha8>.pth (meta + state_dict); safetensors: "
+        "<stem>-<sha8>.safetensors (the weights); both: one of each (default: torch)",
+    )  # fmt: skip
     parser.set_defaults(func=_publish)
 
 
@@ -27,9 +32,11 @@ def _publish(args: argparse.Namespace) -> int:
     from ..checkpoint import CheckpointError
     from ..runner import publish_checkpoint
 
-    try:
-        final = publish_checkpoint(args.in_file, args.out_file)
-    except (OSError, ValueError, CheckpointError, pickle.UnpicklingError) as exc:
-        raise CliError(f"cannot publish '{args.in_file}': {exc}") from exc
-    print(final)
+    formats = ("torch", "safetensors") if args.format == "both" else (args.format,)
+    for fmt in formats:
+        try:
+            final = publish_checkpoint(args.in_file, args.out_file, format=fmt)
+        except (OSError, ValueError, ImportError, CheckpointError, pickle.UnpicklingError) as exc:
+            raise CliError(f"cannot publish '{args.in_file}': {exc}") from exc
+        print(final)
     return 0

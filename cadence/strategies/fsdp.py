@@ -194,7 +194,7 @@ class FSDPStrategy(DistributedStrategy):
         """Restore the sharded model and optimizer exactly from ``<filename>.dcp``."""
         from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 
-        from .dcp_io import safe_dcp_load
+        from ..checkpoint.dcp import safe_dcp_load
 
         assert self.model is not None
         sharded = filename + SHARDED_SUFFIX

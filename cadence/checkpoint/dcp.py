@@ -22,7 +22,7 @@ from torch.distributed.checkpoint import DefaultLoadPlanner, FileSystemReader
 from torch.distributed.checkpoint.metadata import Metadata, StorageMeta
 from torch.distributed.checkpoint.planner import ReadItem
 
-from ..checkpoint.files import CheckpointError
+from .files import CheckpointError
 
 _METADATA_CLASSES = {
     "torch.distributed.checkpoint.metadata": {
@@ -88,8 +88,8 @@ class SafeFileSystemReader(FileSystemReader):
         return metadata
 
 
-class SafeLoadPlanner(DefaultLoadPlanner):
-    """DCP's default load planner, with non-tensor entries read ``weights_only``."""
+class _SafeBytes(DefaultLoadPlanner):
+    """Reads DCP's non-tensor entries ``weights_only`` (DCP would unpickle them freely)."""
 
     def load_bytes(self, read_item: ReadItem, value: io.BytesIO) -> None:
         from torch.distributed.checkpoint._traverse import set_element
@@ -107,6 +107,27 @@ class SafeLoadPlanner(DefaultLoadPlanner):
             set_element(self.original_state_dict, self.mappings[fqn], obj)
         else:
             self.state_dict[fqn] = obj
+
+
+class SafeLoadPlanner(_SafeBytes):
+    """DCP's default load planner, with non-tensor entries read ``weights_only``."""
+
+
+def consolidated_model(folder: str | pathlib.Path) -> dict[str, torch.Tensor]:
+    """The full model weights of a DCP folder written by FSDPStrategy, read in this one
+    process (no process group) through the safe reader: for publishing on one machine."""
+    from torch.distributed.checkpoint.default_planner import _EmptyStateDictLoadPlanner
+    from torch.distributed.checkpoint.state_dict_loader import _load_state_dict
+
+    class Planner(_SafeBytes, _EmptyStateDictLoadPlanner):
+        pass
+
+    state: dict[str, Any] = {}
+    _load_state_dict(
+        state, storage_reader=SafeFileSystemReader(folder), planner=Planner(keys=["model"]),
+        no_dist=True,
+    )  # fmt: skip
+    return dict(state["model"])
 
 
 def safe_dcp_load(state: dict[str, Any], folder: str | pathlib.Path) -> None:
