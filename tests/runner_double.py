@@ -149,6 +149,7 @@ class StandInRunner:
         update_last: bool = True,
         async_: bool = False,
         delete_after: Sequence[str] = (),
+        pointers: Sequence[str] = (),
     ) -> str:
         path = os.path.join(out_dir, filename)
         self.saved.append(path)

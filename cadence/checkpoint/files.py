@@ -217,9 +217,12 @@ def manifest_for(
     }
     if isinstance(obj, Mapping):
         info["keys"] = {str(k): tensor_bytes(v) for k, v in obj.items()}
-        progress = _progress(obj.get("meta"))
+        meta = obj.get("meta")
+        progress = _progress(meta)
         if progress is not None:
             info["progress"] = progress
+        if isinstance(meta, Mapping) and isinstance(meta.get("metrics"), Mapping):
+            info["metrics"] = {str(k): float(v) for k, v in meta["metrics"].items()}
     if files:
         info["files"] = dict(files)
     return info

@@ -111,10 +111,12 @@ class CheckpointManager:
         delete_after: Sequence[str] = (),
         async_: bool = False,
         before_save: BeforeLoad | None = None,
+        pointers: Sequence[str] = (),
     ) -> str:
-        """Write the run to ``path``; then (rank 0) move the pointer, then delete
-        ``delete_after``. With ``async_`` (where the strategy supports it) the state
-        is copied now and written on a background thread. Every rank calls this."""
+        """Write the run to ``path``; then (rank 0) move the pointer (and the ``pointers``
+        named, e.g. ``best_checkpoint``), then delete ``delete_after``. With ``async_``
+        (where the strategy supports it) the state is copied now and written on a
+        background thread. Every rank calls this."""
         self.wait()
         extra = self.collect(meta)
         if before_save is not None:
@@ -126,6 +128,8 @@ class CheckpointManager:
         def finish() -> None:
             if update_last:
                 write_last_checkpoint(self.work_dir, path)
+            for name in pointers:
+                write_last_checkpoint(self.work_dir, path, name)
             for old in stale:
                 remove_checkpoint(old)
 

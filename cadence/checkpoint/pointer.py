@@ -11,8 +11,8 @@ LAST_CHECKPOINT = "last_checkpoint"
 CHECKPOINT_EXTENSIONS = (".pth", ".pt", ".ckpt")
 
 
-def write_last_checkpoint(work_dir: str, path: str) -> None:
-    """Point ``work_dir/last_checkpoint`` at ``path`` (atomically and durably)."""
+def write_last_checkpoint(work_dir: str, path: str, name: str = LAST_CHECKPOINT) -> None:
+    """Point ``work_dir/<name>`` (``last_checkpoint``) at ``path`` (atomically, durably)."""
     os.makedirs(work_dir, exist_ok=True)
     fd, tmp = temp_file(work_dir, ".last-")
     try:
@@ -20,7 +20,7 @@ def write_last_checkpoint(work_dir: str, path: str) -> None:
             f.write(path)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, os.path.join(work_dir, LAST_CHECKPOINT))
+        os.replace(tmp, os.path.join(work_dir, name))
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -28,8 +28,8 @@ def write_last_checkpoint(work_dir: str, path: str) -> None:
     fsync_dir(work_dir)
 
 
-def _pointer_target(work_dir: str) -> str | None:
-    pointer = os.path.join(work_dir, LAST_CHECKPOINT)
+def _pointer_target(work_dir: str, name: str = LAST_CHECKPOINT) -> str | None:
+    pointer = os.path.join(work_dir, name)
     if not os.path.isfile(pointer):
         return None
     try:
@@ -47,10 +47,10 @@ def _pointer_target(work_dir: str) -> str | None:
     return path or None
 
 
-def find_latest_checkpoint(work_dir: str) -> str | None:
-    """The checkpoint ``work_dir/last_checkpoint`` points at, if it still exists
-    (:class:`CheckpointError` if the pointer is garbled)."""
-    path = _pointer_target(work_dir)
+def find_latest_checkpoint(work_dir: str, name: str = LAST_CHECKPOINT) -> str | None:
+    """The checkpoint ``work_dir/<name>`` (``last_checkpoint``; ``best_checkpoint``...)
+    points at, if it still exists (:class:`CheckpointError` if the pointer is garbled)."""
+    path = _pointer_target(work_dir, name)
     return path if path and os.path.isfile(path) else None
 
 

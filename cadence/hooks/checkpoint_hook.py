@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -44,7 +43,10 @@ class CheckpointHook(Hook):
         save_last: also save after the last epoch/iteration.
         save_best: a metric name (``'accuracy/top1'``), a list of names, or ``'auto'``
             (the first metric); the best checkpoint is kept as
-            ``best_<metric>_<filename>`` (``/`` in the name becomes ``_``).
+            ``best_<metric>_<filename>`` (``/`` in the name becomes ``_``), its score in
+            the manifest's ``metrics``, and ``work_dir/best_checkpoint`` (one metric) or
+            ``best_checkpoint_<metric>`` points at it.
+        max_keep_best: keep the best this many checkpoints per metric (default 1).
         rule: ``'greater'`` or ``'less'`` (one per metric for a list); inferred
             from the metric name with ``greater_keys``/``less_keys`` when omitted.
         greater_keys / less_keys: name fragments that mean larger/smaller is
@@ -82,6 +84,7 @@ class CheckpointHook(Hook):
         published_keys: str | Sequence[str] | None = None,
         save_begin: int = 0,
         async_save: bool = False,
+        max_keep_best: int = 1,
     ) -> None:
         if not isinstance(interval, int):
             raise TypeError(f"CheckpointHook.interval must be an int, got {interval!r}")
@@ -100,6 +103,11 @@ class CheckpointHook(Hook):
         self.save_last = save_last
         self.save_begin = save_begin
         self.async_save = async_save
+        if not isinstance(max_keep_best, int) or max_keep_best < 1:
+            raise ValueError(
+                f"CheckpointHook.max_keep_best must be an int >= 1, got {max_keep_best!r}"
+            )
+        self.max_keep_best = max_keep_best
         self.filename_tmpl = filename_tmpl or ("epoch_{}.pth" if by_epoch else "iter_{}.pth")
         self.save_best = _as_list(save_best)
         if "auto" in self.save_best and len(self.save_best) > 1:
@@ -125,6 +133,8 @@ class CheckpointHook(Hook):
         self.last_ckpt: str | None = None
         self.best_scores: dict[str, float] = {}
         self.best_paths: dict[str, str] = {}
+        #: per metric, ``[score, path]`` of the kept best checkpoints, best first
+        self.best_kept: dict[str, list[list[Any]]] = {}
 
     # ----------------------------------------------------------- helpers
     def _dir(self, runner: RunnerProtocol) -> str:
@@ -237,8 +247,13 @@ class CheckpointHook(Hook):
     def _maybe_save_best(
         self, runner: RunnerProtocol, key: str, rule: str, score: float, n_keys: int
     ) -> None:
-        best = self.best_scores.get(key, -math.inf if rule == "greater" else math.inf)
-        if not (score > best if rule == "greater" else score < best):
+        """Save a best checkpoint if ``score`` enters the top ``max_keep_best``; the one it
+        pushes out is deleted after the save (unless an interval checkpoint keeps it)."""
+        greater = rule == "greater"
+        kept = self.best_kept.setdefault(key, [])
+        if len(kept) >= self.max_keep_best and not (
+            score > kept[-1][0] if greater else score < kept[-1][0]
+        ):
             return
         by_epoch = runner.train_loop_by_epoch
         step = runner.epoch if by_epoch else runner.iter
@@ -246,19 +261,30 @@ class CheckpointHook(Hook):
             "epoch_{}.pth" if by_epoch else "iter_{}.pth"
         )  # fmt: skip
         name = f"best_{key.replace('/', '_')}_{template.format(step)}"
-        previous = self.best_paths.get(key)
-        self.best_scores[key] = score
-        self.best_paths[key] = os.path.join(self._dir(runner), name)
-        suffix = "" if n_keys == 1 else f"_{key}"
-        runner.message_hub.update_info(f"best_score{suffix}", score)
-        runner.message_hub.update_info(f"best_ckpt{suffix}", self.best_paths[key])
-        replaced = [previous] if previous and previous not in self.kept else []
-        path = runner.save_checkpoint(
-            self._dir(runner), name, save_optimizer=False, save_param_scheduler=False,
-            meta=dict(epoch=runner.epoch, iter=runner.iter), by_epoch=False, update_last=False,
-            async_=self.async_save, delete_after=replaced,
+        path = os.path.join(self._dir(runner), name)
+        kept.append([score, path])
+        kept.sort(key=lambda entry: entry[0], reverse=greater)  # best first; stable on ties
+        dropped = [p for _, p in kept[self.max_keep_best :] if p not in self.kept and p != path]
+        del kept[self.max_keep_best :]
+        pointers: list[str] = []
+        if kept[0][1] == path:  # the new best
+            self.best_scores[key], self.best_paths[key] = score, path
+            suffix = "" if n_keys == 1 else f"_{key}"
+            runner.message_hub.update_info(f"best_score{suffix}", score)
+            runner.message_hub.update_info(f"best_ckpt{suffix}", path)
+            pointers.append("best_checkpoint" + suffix.replace("/", "_"))
+        runner.save_checkpoint(
+            self._dir(runner), os.path.basename(path), save_optimizer=False,
+            save_param_scheduler=False, by_epoch=False, update_last=False,
+            meta=dict(epoch=runner.epoch, iter=runner.iter, metrics={key: score}),
+            async_=self.async_save, delete_after=dropped, pointers=pointers,
         )  # fmt: skip
-        runner.logger.info(f"The best checkpoint with {score:.4f} {key} is saved to {path}")
+        rank = [p for _, p in kept].index(path) + 1
+        runner.logger.info(
+            f"The best checkpoint no. {rank} with {score:.4f} {key} is saved to {path}"
+            if self.max_keep_best > 1 else
+            f"The best checkpoint with {score:.4f} {key} is saved to {path}"
+        )  # fmt: skip
 
     def after_train(self, runner: RunnerProtocol) -> None:
         """Wait for a background save; publish the last and best checkpoints if asked."""
@@ -286,6 +312,7 @@ class CheckpointHook(Hook):
             "last_ckpt": self.last_ckpt,
             "best_scores": dict(self.best_scores),
             "best_paths": dict(self.best_paths),
+            "best_kept": {k: [list(e) for e in v] for k, v in self.best_kept.items()},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -294,3 +321,6 @@ class CheckpointHook(Hook):
         self.last_ckpt = state.get("last_ckpt")
         self.best_scores = dict(state.get("best_scores", {}))
         self.best_paths = dict(state.get("best_paths", {}))
+        self.best_kept = {k: [list(e) for e in v] for k, v in state.get("best_kept", {}).items()}
+        for key, path in self.best_paths.items():  # states saved before max_keep_best
+            self.best_kept.setdefault(key, [[self.best_scores[key], path]])

@@ -159,12 +159,14 @@ class PersistenceMixin:
         update_last: bool = True,
         async_: bool = False,
         delete_after: Sequence[str] = (),
+        pointers: Sequence[str] = (),
     ) -> str:
         """Write a checkpoint of the whole run to ``out_dir/filename``; return its path.
 
         Order: the file is written and renamed into place, then (rank 0) the
         ``last_checkpoint`` pointer moves, then ``delete_after`` (older checkpoints)
-        are deleted. With ``async_=True`` the state is copied to CPU now and all of
+        are deleted; ``pointers`` names more pointer files to move (``best_checkpoint``).
+        With ``async_=True`` the state is copied to CPU now and all of
         that happens on a background thread; the next save and
         :meth:`wait_for_checkpoint` wait for it and raise its error. Strategies
         whose engines write collectively (FSDP, DeepSpeed) save synchronously.
@@ -191,7 +193,7 @@ class PersistenceMixin:
         return self.checkpoints.save(
             os.path.join(out_dir, filename), meta=meta, save_optimizer=save_optimizer,
             save_param_scheduler=save_param_scheduler, update_last=update_last,
-            delete_after=delete_after, async_=async_,
+            delete_after=delete_after, async_=async_, pointers=pointers,
             before_save=lambda extra: self.call_hook("before_save_checkpoint", checkpoint=extra),
         )  # fmt: skip
 

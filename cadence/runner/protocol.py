@@ -169,6 +169,7 @@ class RunnerProtocol(Protocol):
         update_last: bool = True,
         async_: bool = False,
         delete_after: Sequence[str] = (),
+        pointers: Sequence[str] = (),
     ) -> str:
         """Write a checkpoint of the whole run to ``out_dir/filename``; return its path."""
 

@@ -127,6 +127,39 @@ def test_best_checkpoint_follows_the_inferred_rule(tmp_path):
     assert "optimizer" not in ckpt and "state_dict" in ckpt
 
 
+def test_top_k_best_checkpoints_with_scores_in_their_manifests_and_a_best_pointer(tmp_path):
+    from cadence.checkpoint import read_manifest
+
+    table = {1: 0.5, 2: 0.9, 3: 0.7, 4: 0.8, 5: 0.6, 6: 0.95}
+    hook = dict(interval=-1, save_best="m/acc", max_keep_best=3)
+    runner = train(tmp_path / "run", hook, epochs=6, table=table)
+    work = tmp_path / "run"
+    # epoch 5 (0.6) never entered the top 3; epoch 1 (0.5) and then 3 (0.7) were pushed out
+    assert names(work, r"best_.*\.pth") == [
+        "best_m_acc_epoch_2.pth", "best_m_acc_epoch_4.pth", "best_m_acc_epoch_6.pth",
+    ]  # fmt: skip
+    for epoch in (2, 4, 6):
+        manifest = read_manifest(str(work / f"best_m_acc_epoch_{epoch}.pth"))
+        assert manifest["metrics"] == {"m/acc": table[epoch]}
+    best = find_latest_checkpoint(str(work), "best_checkpoint")
+    assert best == str(work / "best_m_acc_epoch_6.pth")
+    hook_obj = next(h for h in runner.hooks if isinstance(h, CheckpointHook))
+    assert [score for score, _ in hook_obj.best_kept["m/acc"]] == [0.95, 0.9, 0.8]
+    assert hook_obj.best_scores == {"m/acc": 0.95}
+
+
+def test_top_k_survives_resume(tmp_path):
+    table = {1: 0.5, 2: 0.9, 3: 0.7, 4: 0.8}
+    hook = dict(interval=1, save_best="m/acc", max_keep_best=2)
+    train(tmp_path, hook, epochs=2, table=table)
+    runner = train(tmp_path, hook, epochs=4, table=table, resume=True)
+    assert names(tmp_path, r"best_.*\.pth") == ["best_m_acc_epoch_2.pth", "best_m_acc_epoch_4.pth"]
+    hook_obj = next(h for h in runner.hooks if isinstance(h, CheckpointHook))
+    assert [score for score, _ in hook_obj.best_kept["m/acc"]] == [0.9, 0.8]
+    with pytest.raises(ValueError, match="max_keep_best must be an int >= 1"):
+        CheckpointHook(save_best="m/acc", max_keep_best=0)
+
+
 def test_less_rule_for_losses_and_custom_keys(tmp_path):
     table = {1: 0.3, 2: 0.1, 3: 0.2}
     train(tmp_path / "a", dict(save_best="m/loss"), epochs=3, table=table, key="loss")
