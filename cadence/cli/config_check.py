@@ -247,8 +247,9 @@ class ConfigChecker(ComponentChecker):
             )
         strategy = cfg.get("strategy")
         if isinstance(strategy, Mapping):
-            launcher = cfg.get("launcher") or "none"
-            default = "SingleDeviceStrategy" if launcher == "none" else "DDPStrategy"
+            from ..strategies.base import default_strategy_type  # torch: only when needed
+
+            default = default_strategy_type(cfg.get("launcher") or "none")
             self.component(strategy, "strategy", STRATEGIES, default_type=default)
 
 

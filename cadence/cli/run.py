@@ -160,7 +160,6 @@ def _run(args: argparse.Namespace) -> int:
         metrics = runner.val() if args.mode == "val" else runner.test()
         if runner.rank == 0:
             print({k: float(v) if hasattr(v, "__float__") else v for k, v in metrics.items()})
-    # Only after success: a failed rank must exit at once (closing its sockets makes the
-    # other ranks fail fast) instead of waiting for them in a teardown barrier.
-    runner.strategy.teardown()
+    # The runner releases its process group itself: without a barrier if a call raised,
+    # at exit otherwise (see cadence/runner/lifecycle.py).
     return 0

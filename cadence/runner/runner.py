@@ -8,10 +8,7 @@ schedulers are built by the packages that define them.
 from __future__ import annotations
 
 import copy
-import difflib
 import os
-import time
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,13 +16,16 @@ from torch import nn
 
 from ..config import Config
 from ..hooks import TrainingPreempted
-from ..registry import LOG_PROCESSORS, LOOPS, RUNNERS, STRATEGIES, VISUALIZERS, set_default_scope
+from ..registry import LOG_PROCESSORS, LOOPS, RUNNERS, STRATEGIES, set_default_scope
+from ..strategies.base import default_strategy_type
 from ..utils.paths import refuse_url
-from .auto_scale import apply_auto_scale_workers, auto_scale_lr_ratio, check_auto_scale_workers
+from .assemble import assemble, train_facts
+from .auto_scale import apply_auto_scale_workers, check_auto_scale_workers
 from .hook_manager import HookManager, as_list, merge_default_hooks
+from .lifecycle import register_exit_release, released_on_error
 from .paths import refuse_url_keys
 from .persistence import PersistenceMixin
-from .setup import default_setup
+from .setup import build_visualizer, default_setup, sync_timestamp, warn_misspelled_keys
 
 if TYPE_CHECKING:
     from ..loops import BaseLoop
@@ -148,9 +148,7 @@ class Runner(PersistenceMixin):
         strategy_cfg = strategy if strategy is not None else {}
         if isinstance(strategy_cfg, Mapping):
             strategy_cfg = dict(strategy_cfg)
-            if "type" not in strategy_cfg:
-                default = "SingleDeviceStrategy" if self._launcher == "none" else "DDPStrategy"
-                strategy_cfg["type"] = default
+            strategy_cfg.setdefault("type", default_strategy_type(self._launcher))
             self.strategy = STRATEGIES.build(strategy_cfg, key_path="strategy")
         else:
             self.strategy = strategy
@@ -163,6 +161,8 @@ class Runner(PersistenceMixin):
         #: per iteration stage, the hook functions to call by position (loops call them)
         self.iter_hooks = self._hooks.positional_calls
         self._set_up = False
+        self._env_ready = False
+        self._exit_release = False
         self._loaded = False
         #: Set when training ended early on SIGTERM/SIGUSR1 (see PreemptionHook).
         self.preempted: TrainingPreempted | None = None
@@ -182,14 +182,7 @@ class Runner(PersistenceMixin):
         misspelled runner key gets a warning.
         """
         cfg = cfg if isinstance(cfg, Config) else Config(dict(cfg))
-        for key in cfg.keys():
-            if key not in RUNNER_KEYS:
-                close = difflib.get_close_matches(key, RUNNER_KEYS, n=1, cutoff=0.85)
-                if close:
-                    warnings.warn(
-                        f"config key '{key}' is not read by the runner; did you mean '{close[0]}'?",
-                        stacklevel=2,
-                    )
+        warn_misspelled_keys(cfg.keys(), RUNNER_KEYS)
         if "model" not in cfg or "work_dir" not in cfg:
             missing = [k for k in ("model", "work_dir") if k not in cfg]
             raise KeyError(f"the config must set {', '.join(missing)} to build a Runner")
@@ -199,12 +192,18 @@ class Runner(PersistenceMixin):
         return cls(**kwargs, cfg=cfg)
 
     def _setup(self) -> None:
-        """Environment, logger, message hub, visualizer and hooks (once per runner)."""
+        """The strategy's environment (again after :meth:`close`); logger, message hub,
+        visualizer and hooks (once per runner)."""
+        if not self._env_ready:
+            self.strategy.setup_env(self._launcher, self.randomness_cfg, self._env_cfg)
+            self._env_ready = True
+            if not self._exit_release:
+                register_exit_release(self)
+                self._exit_release = True
         if self._set_up:
             return
         self._set_up = True
-        self.strategy.setup_env(self._launcher, self.randomness_cfg, self._env_cfg)
-        self._timestamp = self._sync_timestamp()
+        self._timestamp = sync_timestamp(self.world_size)
         if self._experiment_name is None:
             stem = os.path.splitext(os.path.basename(self._cfg.filename or ""))[0]
             self._experiment_name = f"{stem}_{self._timestamp}" if stem else self._timestamp
@@ -220,7 +219,9 @@ class Runner(PersistenceMixin):
             distributed_rank=self.rank,
         )
         self.message_hub = MessageHub.get_instance(self._experiment_name)
-        self.visualizer = self._build_visualizer()
+        self.visualizer = build_visualizer(
+            self._visualizer_cfg, self._experiment_name, self.log_dir
+        )
         cfg = dict(self._log_processor_cfg)
         cfg.setdefault("type", "LogProcessor")
         self.log_processor = LOG_PROCESSORS.build(cfg, key_path="log_processor")
@@ -228,27 +229,6 @@ class Runner(PersistenceMixin):
         self._register_hooks()
         self._cfg_text = default_setup(self)
         self.logger.info("Hooks:\n" + self._hooks.describe())
-
-    def _sync_timestamp(self) -> str:
-        stamp = time.strftime("%Y%m%d_%H%M%S", time.localtime())
-        if self.world_size > 1:
-            from ..dist import broadcast_object_list
-
-            box = [stamp]
-            broadcast_object_list(box, src=0)
-            stamp = box[0]
-        return stamp
-
-    def _build_visualizer(self) -> Any:
-        cfg = self._visualizer_cfg
-        if cfg is not None and not isinstance(cfg, Mapping):
-            return cfg
-        cfg = dict(cfg or {})
-        cfg.setdefault("type", "Visualizer")
-        cfg.setdefault("vis_backends", [dict(type="LocalVisBackend")])
-        cfg.setdefault("name", self._experiment_name)
-        cfg.setdefault("save_dir", self.log_dir)  # backends write to <save_dir>/vis_data
-        return VISUALIZERS.build(cfg, key_path="visualizer")
 
     def _register_hooks(self) -> None:
         for name, hook in merge_default_hooks(DEFAULT_HOOKS, self._default_hooks).items():
@@ -301,34 +281,41 @@ class Runner(PersistenceMixin):
         )  # fmt: skip
 
     def _prepare(self, train: bool) -> None:
-        """Place the model (and, to train, build its optimizer and schedulers)."""
+        """Build and set up the model (and, to train, its optimizer wrapper and schedulers)."""
         if self._model is not None and (not train or self.optim_wrapper is not None):
             return
-        dispatch: dict[str, Any] = {}
-        optim_cfg = sched_cfg = None
+        facts = optim_cfg = sched_cfg = None
         if train:
-            loop: Any = self.train_loop  # any training loop: max_epochs, max_iters
-            loader = loop.dataloader
-            try:
-                dispatch["epoch_length"] = len(loader)
-            except TypeError:
-                pass
-            dispatch.update(max_epochs=loop.max_epochs, max_iters=loop.max_iters)
-            if getattr(loader, "batch_size", None) is not None:
-                dispatch["batch_size"] = loader.batch_size
-            dispatch["lr_scale"] = auto_scale_lr_ratio(
-                self._auto_scale_lr, self.world_size, loader, self.logger
-            )
+            facts = train_facts(self.train_loop, self._auto_scale_lr, self.world_size, self.logger)
             optim_cfg, sched_cfg = self._given["optim_wrapper"], self._param_scheduler_cfg
-        model = self._model if self._model is not None else self._model_cfg
-        self._model, self.optim_wrapper, self.param_schedulers = self.strategy.prepare(
-            model, optim_wrapper=optim_cfg, param_scheduler=sched_cfg, compile=self._compile,
-            dispatch_kwargs=dispatch,
+        self._model, optim_wrapper, schedulers = assemble(
+            self.strategy, self._model, self._model_cfg, compile=self._compile,
+            optim_cfg=optim_cfg, scheduler_cfg=sched_cfg, facts=facts,
         )  # fmt: skip
+        if train:
+            self.optim_wrapper, self.param_schedulers = optim_wrapper, schedulers
 
     # ------------------------------------------------------------- running
+    def close(self, *, barrier: bool = True) -> None:
+        """Release what the strategy set up (process group, engine) now.
+
+        The process does it at exit, and train/val/test when they raise (with
+        ``barrier=False``: a failed rank does not wait for its peers). A later
+        train/val/test (or :attr:`model`) sets the strategy up again.
+        """
+        if not self._env_ready:
+            return
+        self._env_ready = False
+        self.strategy.teardown(barrier=barrier)
+        if self.strategy.model is None:  # released: keep no wrapper over a dead group
+            self._model = self.optim_wrapper = self.param_schedulers = None
+
     def train(self) -> nn.Module:
         """Train (validating as configured); return the trained model."""
+        with released_on_error(self):
+            return self._train()
+
+    def _train(self) -> nn.Module:
         self._setup()
         self._train_loop = self.build_loop("train")
         if self._given["val_cfg"] is not None and self._val_loop is None:
@@ -359,6 +346,10 @@ class Runner(PersistenceMixin):
         return self._evaluate("test")
 
     def _evaluate(self, mode: str) -> dict[str, Any]:
+        with released_on_error(self):
+            return self._run_evaluation(mode)
+
+    def _run_evaluation(self, mode: str) -> dict[str, Any]:
         self._setup()
         attr = f"_{mode}_loop"
         if getattr(self, attr) is None:
@@ -398,10 +389,12 @@ class Runner(PersistenceMixin):
 
     @property
     def model(self) -> nn.Module:
-        """The model as prepared by the strategy (built on first use)."""
+        """The model as set up by the strategy, built on first use: that sets up the
+        strategy's environment (process group) too, released like train/val/test's."""
         if self._model is None:
-            self._setup()
-            self._prepare(train=False)
+            with released_on_error(self):
+                self._setup()
+                self._prepare(train=False)
         assert self._model is not None
         return self._model
 

@@ -21,6 +21,8 @@ import logging
 import os
 import shlex
 import sys
+import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -137,4 +139,48 @@ def default_setup(runner: RunnerProtocol) -> str:
     return text
 
 
-__all__ = ["config_file_text", "default_setup", "highlight_python", "log_code"]
+def sync_timestamp(world_size: int) -> str:
+    """This run's start time as ``YYYYmmdd_HHMMSS``, rank 0's on every rank."""
+    stamp = time.strftime("%Y%m%d_%H%M%S", time.localtime())
+    if world_size > 1:
+        from ..dist import broadcast_object_list
+
+        box = [stamp]
+        broadcast_object_list(box, src=0)
+        stamp = box[0]
+    return stamp
+
+
+def build_visualizer(cfg: Any, name: str | None, log_dir: str) -> Any:
+    """The ``visualizer`` of the config (a built one as is); backends write under ``log_dir``."""
+    from ..registry import VISUALIZERS
+
+    if cfg is not None and not isinstance(cfg, Mapping):
+        return cfg
+    cfg = dict(cfg or {})
+    cfg.setdefault("type", "Visualizer")
+    cfg.setdefault("vis_backends", [dict(type="LocalVisBackend")])
+    cfg.setdefault("name", name)
+    cfg.setdefault("save_dir", log_dir)  # backends write to <save_dir>/vis_data
+    return VISUALIZERS.build(cfg, key_path="visualizer")
+
+
+def warn_misspelled_keys(keys: Any, known: tuple[str, ...]) -> None:
+    """Warn for each of ``keys`` that is not in ``known`` but close to one of them."""
+    import difflib
+    import warnings
+
+    for key in keys:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.85)
+            if close:
+                warnings.warn(
+                    f"config key '{key}' is not read by the runner; did you mean '{close[0]}'?",
+                    stacklevel=3,
+                )
+
+
+__all__ = [
+    "build_visualizer", "config_file_text", "default_setup", "highlight_python", "log_code",
+    "sync_timestamp", "warn_misspelled_keys",
+]  # fmt: skip

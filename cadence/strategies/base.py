@@ -1,8 +1,10 @@
 """The strategy seam: everything that depends on *where* the model runs.
 
-The runner asks its strategy to set up the environment, to place, wrap and
-compile the model, to build the optimizer wrapper and schedulers, and to read
-and write checkpoints. The runner never asks which strategy it holds.
+The runner builds the model, optimizer wrapper and schedulers; it asks its
+strategy to set up the environment (process group, device, seeds), to place,
+compile and wrap the built objects (``setup_module`` then ``setup``), to read
+and write checkpoints, and to release what it set up (``teardown``). The
+runner never asks which strategy it holds.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from torch import nn
 
 from ..checkpoint.files import FileDigests, companion_digests
 from ..checkpoint.weights import load_state_dict_into
-from ..registry import MODELS
 from .env import apply_env_cfg, set_random_seed
 
 
@@ -103,54 +104,43 @@ class BaseStrategy:
 
         return random.SystemRandom().randrange(2**31)
 
-    # -------------------------------------------------------------- prepare
-    def build_model(self, model: nn.Module | Mapping[str, Any]) -> nn.Module:
-        """Build ``model`` from its config (MODELS) unless it is already a module."""
-        if isinstance(model, nn.Module):
-            return model
-        if isinstance(model, Mapping):
-            return MODELS.build(model, key_path="model")
-        raise TypeError(f"model must be an nn.Module or a config dict, got {type(model).__name__}")
+    # ---------------------------------------------------------------- setup
+    def optim_wrapper_config(self, cfg: Any) -> Any:
+        """The ``optim_wrapper`` config to build for this strategy (``cfg`` here).
 
-    def prepare(
-        self,
-        model: nn.Module | Mapping[str, Any],
-        *,
-        optim_wrapper: Any = None,
-        param_scheduler: Any = None,
-        compile: bool | Mapping[str, Any] = False,
-        dispatch_kwargs: Mapping[str, Any] | None = None,
-    ) -> tuple[nn.Module, Any, Any]:
-        """Build, place, wrap and compile the model; build its optimizer and schedulers.
-
-        ``dispatch_kwargs`` carries facts from the runner: ``epoch_length``,
-        ``max_epochs``, ``max_iters`` (for schedulers) and ``lr_scale`` (the
-        auto-scale-lr ratio, applied before schedulers record initial values).
+        Strategies whose engine does the optimizer wrapper's work (DeepSpeed)
+        keep only the keys that say how to build the optimizer.
         """
-        from ..model import as_cadence_model
-        from ..optim import build_optim_wrapper, build_param_schedulers
+        return cfg
 
-        kwargs = dict(dispatch_kwargs or {})
-        if self.model is None or model is not self.model:  # not placed yet
-            module = as_cadence_model(self.build_model(model)).to(self.device)
-            if compile:
-                options = dict(compile) if isinstance(compile, Mapping) else {}
-                module.compile(**options)
-            self.model = self.wrap_model(module)
+    def setup_module(
+        self, module: nn.Module, *, compile: bool | Mapping[str, Any] = False
+    ) -> nn.Module:
+        """Place, compile and wrap the built ``module``; return the model to run.
+
+        Runs before the optimizer is built: wrappers that replace parameters
+        (FSDP's ``fully_shard``) do so here, so the optimizer sees the final ones.
+        """
+        module = module.to(self.device)
+        if compile:
+            options = dict(compile) if isinstance(compile, Mapping) else {}
+            module.compile(**options)
+        self.model = self.wrap_model(module)
+        return self.model
+
+    def setup(
+        self, model: nn.Module, optim_wrapper: Any = None, *, batch_size: int | None = None
+    ) -> tuple[nn.Module, Any]:
+        """Take the model from :meth:`setup_module` and the optimizer wrapper built for
+        ``unwrap(model)`` (None to evaluate); return the pair to train with.
+
+        Strategies whose engine owns the optimizer step (DeepSpeed) create the
+        engine here; ``batch_size`` is the per-process training batch size.
+        """
+        self.model = model
         if optim_wrapper is not None:
-            self.optim_wrapper = build_optim_wrapper(self.unwrap(self.model), optim_wrapper)
-            scale = kwargs.get("lr_scale")
-            if scale is not None and scale != 1:
-                scale_lr(self.optim_wrapper, scale)
-            if param_scheduler is not None:
-                self.param_schedulers = build_param_schedulers(
-                    self.optim_wrapper,
-                    param_scheduler,
-                    epoch_length=kwargs.get("epoch_length"),
-                    max_epochs=kwargs.get("max_epochs"),
-                    max_iters=kwargs.get("max_iters"),
-                )
-        return self.model, self.optim_wrapper, self.param_schedulers
+            self.optim_wrapper = optim_wrapper
+        return model, optim_wrapper
 
     def wrap_model(self, model: nn.Module) -> nn.Module:
         """Wrap the placed model (DDP, FSDP...); the identity on one device."""
@@ -165,7 +155,7 @@ class BaseStrategy:
     def model_state_dict(self) -> dict[str, Any]:
         """The model's full state dict (on rank 0 for sharded strategies)."""
         if self.model is None:
-            raise RuntimeError("no model yet: call prepare() first")
+            raise RuntimeError("no model yet: call setup_module() first")
         return self.unwrap(self.model).state_dict()
 
     def optim_state_dict(self) -> dict[str, Any]:
@@ -228,7 +218,7 @@ class BaseStrategy:
     ) -> None:
         """Load the model weights of a read checkpoint (``load_from``)."""
         if self.model is None:
-            raise RuntimeError("no model yet: call prepare() first")
+            raise RuntimeError("no model yet: call setup_module() first")
         load_state_dict_into(self.unwrap(self.model), checkpoint, strict, revise_keys)
 
     def restore(
@@ -246,8 +236,16 @@ class BaseStrategy:
         if resume_param_scheduler and "param_schedulers" in checkpoint:
             self.load_scheduler_state_dict(checkpoint["param_schedulers"])
 
-    def teardown(self) -> None:
-        """Release what the strategy set up (process groups, engines); nothing here."""
+    def teardown(self, *, barrier: bool = True) -> None:
+        """Release what :meth:`setup_env` and :meth:`setup` created (process group,
+        engine); nothing on one device. ``barrier=False`` on error paths: a failed
+        rank must not wait for its peers."""
+
+
+def default_strategy_type(launcher: str | None) -> str:
+    """The strategy a config without ``strategy.type`` gets: one device without a
+    launcher, DDP with one."""
+    return "SingleDeviceStrategy" if launcher in (None, "none") else "DDPStrategy"
 
 
 def scale_lr(optim_wrapper: Any, ratio: float) -> None:
@@ -262,4 +260,4 @@ def _to_cpu(state: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v.detach().cpu() if isinstance(v, torch.Tensor) else v for k, v in state.items()}
 
 
-__all__ = ["BaseStrategy", "scale_lr"]
+__all__ = ["BaseStrategy", "default_strategy_type", "scale_lr"]

@@ -226,6 +226,7 @@ class DeepSpeedStrategy(DistributedStrategy):
         self.ds_config: dict[str, Any] = _plain(ds_config)
         self.exclude_frozen_parameters = exclude_frozen_parameters
         self.engine: Any = None
+        self._engine_trains = False
 
     def setup_distributed(self, launcher: str, dist_cfg: dict[str, Any]) -> None:
         deepspeed = _import_deepspeed()
@@ -237,65 +238,12 @@ class DeepSpeedStrategy(DistributedStrategy):
     def zero_stage(self) -> int:
         return int(dict(self.ds_config.get("zero_optimization") or {}).get("stage", 0))
 
-    def prepare(
-        self,
-        model: nn.Module | Mapping[str, Any],
-        *,
-        optim_wrapper: Any = None,
-        param_scheduler: Any = None,
-        compile: bool | Mapping[str, Any] = False,
-        dispatch_kwargs: Mapping[str, Any] | None = None,
-    ) -> tuple[nn.Module, Any, Any]:
-        """Build the engine from the model and the optimizer config."""
-        from ..model import as_cadence_model
-        from ..optim import build_param_schedulers
-
-        if self.engine is not None:
-            return self.model, self.optim_wrapper, self.param_schedulers  # type: ignore[return-value]
-        deepspeed = _import_deepspeed()
-        kwargs = dict(dispatch_kwargs or {})
-        module = as_cadence_model(self.build_model(model)).to(self.device)
-        config = dict(self.ds_config)
-        optimizer = None
-        if optim_wrapper is not None:
-            wrapper_cfg = dict(optim_wrapper)
-            optimizer = self._client_optimizer(module, wrapper_cfg, config)
-            scale = kwargs.get("lr_scale")
-            if scale and optimizer is not None:
-                for group in optimizer.param_groups:
-                    group["lr"] *= scale
-            config.setdefault("gradient_accumulation_steps",
-                              int(wrapper_cfg.get("accumulative_counts", 1)))  # fmt: skip
-            clip = wrapper_cfg.get("clip_grad")
-            if clip and "max_norm" in clip:
-                config.setdefault("gradient_clipping", float(clip["max_norm"]))
-        # DeepSpeed clips to norm 1.0 unless told otherwise; cadence clips only when asked.
-        config.setdefault("gradient_clipping", 0.0)
-        if "batch_size" in kwargs:
-            config.setdefault("train_micro_batch_size_per_gpu", int(kwargs["batch_size"]))
-        config.setdefault("train_micro_batch_size_per_gpu", 1)
-        engine, ds_optimizer, _, _ = deepspeed.initialize(
-            model=module, optimizer=optimizer, config=config
-        )
-        self.engine = engine
-        self.model = DeepSpeedEngineWrapper(engine)
-        if ds_optimizer is not None:
-            self.optim_wrapper = DeepSpeedOptimWrapper(engine)
-            if param_scheduler is not None:
-                self.param_schedulers = build_param_schedulers(
-                    self.optim_wrapper, param_scheduler, epoch_length=kwargs.get("epoch_length"),
-                    max_epochs=kwargs.get("max_epochs"), max_iters=kwargs.get("max_iters"),
-                )  # fmt: skip
-        return self.model, self.optim_wrapper, self.param_schedulers
-
-    @staticmethod
-    def _client_optimizer(
-        module: nn.Module, wrapper_cfg: dict[str, Any], config: Mapping[str, Any]
-    ) -> torch.optim.Optimizer | None:
-        """The optimizer cadence's constructor builds (``paramwise_cfg``, custom
-        ``constructor``), or None where the DeepSpeed config names its own."""
-        from ..optim import build_optim_wrapper
-
+    def optim_wrapper_config(self, cfg: Any) -> dict[str, Any]:
+        """An ``OptimWrapper`` config with the keys that say how to build the optimizer
+        (``optimizer``, ``constructor``, ``paramwise_cfg``) and the accumulation and
+        clipping the engine takes over; the wrapper's ``type`` does not apply (the
+        engine does its work). Warns where the DeepSpeed config names its own optimizer."""
+        wrapper_cfg = dict(cfg)
         building = {k: wrapper_cfg[k] for k in _BUILD_KEYS if k in wrapper_cfg}
         if "optimizer" not in building and "constructor" not in building:
             raise ValueError(
@@ -303,23 +251,89 @@ class DeepSpeedStrategy(DistributedStrategy):
                 "optim_wrapper=dict(optimizer=dict(type=..., lr=...)) (several optimizers, "
                 f"here {sorted(wrapper_cfg)}, need another strategy)"
             )
-        if "optimizer" in config:
+        if "optimizer" in self.ds_config:
             ignored = ", ".join(f"optim_wrapper.{k}" for k in building)
             warnings.warn(
                 f"DeepSpeedStrategy: the DeepSpeed config names an optimizer "
-                f"({dict(config['optimizer']).get('type')}), so DeepSpeed builds it and "
+                f"({dict(self.ds_config['optimizer']).get('type')}), so DeepSpeed builds it and "
                 f"{ignored} {'is' if len(building) == 1 else 'are'} ignored",
-                stacklevel=3,
+                stacklevel=2,
             )
-            return None
-        built = build_optim_wrapper(module, dict(type="OptimWrapper", **building),
-                                    key_path="optim_wrapper")  # fmt: skip
-        if not hasattr(built, "optimizer"):
+        kept = {k: wrapper_cfg[k] for k in ("accumulative_counts", "clip_grad") if k in wrapper_cfg}
+        return dict(type="OptimWrapper", **building, **kept)
+
+    def setup_module(
+        self, module: nn.Module, *, compile: bool | Mapping[str, Any] = False
+    ) -> nn.Module:
+        """Place ``module``; the engine is created by :meth:`setup` (``compile`` does not
+        apply: the engine runs the module)."""
+        self.model = module.to(self.device)
+        return self.model
+
+    def setup(
+        self, model: nn.Module, optim_wrapper: Any = None, *, batch_size: int | None = None
+    ) -> tuple[nn.Module, Any]:
+        """Create the engine from the placed model and the optimizer of ``optim_wrapper``
+        (built by cadence, so ``paramwise_cfg`` and custom constructors apply).
+
+        Without an optimizer wrapper (evaluation) the engine has no optimizer; ZeRO
+        stages 1 and 2, which only partition optimizer state and gradients, run it as
+        stage 0. A later call with an optimizer wrapper replaces that engine by one that
+        trains, over the same module.
+        """
+        if self.engine is not None:
+            if optim_wrapper is None or self._engine_trains:
+                return self.model, self.optim_wrapper  # type: ignore[return-value]
+            module = self.engine.module
+            self.engine.destroy()
+            self.engine = None
+        else:
+            module = self.unwrap(model)
+        deepspeed = _import_deepspeed()
+        config = dict(self.ds_config)
+        optimizer = None
+        if optim_wrapper is not None:
+            optimizer = self._client_optimizer(optim_wrapper)
+            config.setdefault("gradient_accumulation_steps",
+                              int(getattr(optim_wrapper, "accumulative_counts", 1)))  # fmt: skip
+            clip = getattr(optim_wrapper, "clip_grad_kwargs", None)
+            if clip and "max_norm" in clip:
+                config.setdefault("gradient_clipping", float(clip["max_norm"]))
+        elif self.zero_stage in (1, 2):
+            config["zero_optimization"] = {**dict(config["zero_optimization"]), "stage": 0}
+        # DeepSpeed clips to norm 1.0 unless told otherwise; cadence clips only when asked.
+        config.setdefault("gradient_clipping", 0.0)
+        if batch_size is not None:
+            config.setdefault("train_micro_batch_size_per_gpu", int(batch_size))
+        config.setdefault("train_micro_batch_size_per_gpu", 1)
+        engine, ds_optimizer, _, _ = deepspeed.initialize(
+            model=module, optimizer=optimizer, config=config
+        )
+        self.engine = engine
+        self._engine_trains = optim_wrapper is not None
+        self.model = DeepSpeedEngineWrapper(engine)
+        if ds_optimizer is not None and optim_wrapper is not None:
+            self.optim_wrapper = DeepSpeedOptimWrapper(engine)
+        return self.model, self.optim_wrapper
+
+    def _client_optimizer(self, optim_wrapper: Any) -> torch.optim.Optimizer | None:
+        """The optimizer of the wrapper cadence built, or None where the DeepSpeed
+        config names its own (see :meth:`optim_wrapper_config`)."""
+        optimizer = getattr(optim_wrapper, "optimizer", None)
+        if not isinstance(optimizer, torch.optim.Optimizer):
             raise ValueError(
                 "optim_wrapper: DeepSpeedStrategy trains with one optimizer; the config "
-                f"builds a {type(built).__name__} (several optimizers need another strategy)"
+                f"builds a {type(optim_wrapper).__name__} (several optimizers need another "
+                "strategy)"
             )
-        return built.optimizer
+        return None if "optimizer" in self.ds_config else optimizer
+
+    def teardown(self, *, barrier: bool = True) -> None:
+        """Release the engine, then what :class:`DistributedStrategy` releases."""
+        if self.engine is not None:
+            engine, self.engine = self.engine, None
+            engine.destroy()
+        super().teardown(barrier=barrier)
 
     @staticmethod
     def unwrap(model: nn.Module) -> nn.Module:

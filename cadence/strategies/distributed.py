@@ -18,6 +18,7 @@ class DistributedStrategy(BaseStrategy):
     def __init__(self, device: str | torch.device | None = None) -> None:
         super().__init__(device)
         self._local_rank = 0
+        self._owns_process_group = False
 
     @property
     def rank(self) -> int:
@@ -37,10 +38,15 @@ class DistributedStrategy(BaseStrategy):
         return torch.device("cpu")
 
     def setup_distributed(self, launcher: str, dist_cfg: dict[str, Any]) -> None:
-        """Create (or join) the process group and pick this rank's device."""
+        """Create the process group (or join one that exists) and pick this rank's device.
+
+        :meth:`teardown` destroys only a group created here, never one the caller made.
+        """
         if launcher == "none" and not torch_dist.is_initialized():
             launcher = "auto"
+        created = not torch_dist.is_initialized()
         info = init_process_group(launcher, dist_cfg)
+        self._owns_process_group = self._owns_process_group or created
         self._local_rank = info.local_rank
 
     def sync_seed(self) -> int:
@@ -66,13 +72,26 @@ class DistributedStrategy(BaseStrategy):
             digests.update(part)
         return digests
 
-    def teardown(self) -> None:
-        """Free the model and destroy the process group (avoids gloo deadlocks at exit)."""
+    @property
+    def owns_process_group(self) -> bool:
+        """Whether :meth:`setup_distributed` created the live process group."""
+        return self._owns_process_group and torch_dist.is_initialized()
+
+    def teardown(self, *, barrier: bool = True) -> None:
+        """Drop the model and optimizer, then destroy the process group if this strategy
+        created it (after a barrier unless ``barrier=False``: a failed rank leaves at
+        once, which makes its peers' collectives fail instead of wait)."""
         import gc
 
         self.model = None
         self.optim_wrapper = None
+        self.param_schedulers = None
         gc.collect()
-        if torch_dist.is_initialized():
-            torch_dist.barrier()
+        if not self.owns_process_group:
+            return
+        self._owns_process_group = False
+        try:
+            if barrier:
+                torch_dist.barrier()
+        finally:
             torch_dist.destroy_process_group()

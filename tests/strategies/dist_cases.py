@@ -168,3 +168,31 @@ def deepspeed_param_groups(work_dir: str) -> list[tuple[float, float, int]]:
     groups = runner.optim_wrapper.param_groups  # the engine's (ZeRO) optimizer
     sizes = [sum(p.numel() for p in g["params"]) for g in groups]
     return [(g["lr"], g["weight_decay"], n) for g, n in zip(groups, sizes)]
+
+
+def deepspeed_model_before_train(work_dir: str) -> dict[str, Any]:
+    """ZeRO-2: read ``runner.model`` and validate before training, then train."""
+    _register_toys()
+    import torch
+
+    from cadence.config import Config
+    from cadence.runner import Runner
+
+    strategy = dict(type="DeepSpeedStrategy", zero_optimization=dict(stage=2))
+    cfg = config(work_dir, 8, 1, strategy, launcher="pytorch")
+    cfg["default_hooks"] = dict(checkpoint=dict(type="CheckpointHook", interval=0))
+    runner = Runner.from_cfg(Config(cfg))
+    model = runner.model  # an engine without optimizer (ZeRO-2 evaluates as stage 0)
+    before = {k: v.clone() for k, v in runner.strategy.unwrap(model).state_dict().items()}
+    evaluating_engine = runner.strategy.engine
+    metrics = runner.val()
+    runner.train()
+    after = runner.strategy.model_state_dict()
+    return {
+        "val_before_train": sorted(metrics),
+        "new_engine": runner.strategy.engine is not evaluating_engine,
+        "engine_optimizer": type(runner.strategy.engine.optimizer).__name__,
+        "optim_wrapper": type(runner.optim_wrapper).__name__,
+        "changed": sorted(k for k in before if not torch.equal(before[k], after[k])),
+        "keys": sorted(before),
+    }

@@ -73,26 +73,47 @@ def test_deepspeed_steps_the_optimizer_cadence_built_with_paramwise_cfg(tmp_path
 def test_deepspeed_config_optimizer_wins_with_a_warning_naming_the_ignored_keys():
     from torch import nn
 
+    from cadence.optim import build_optim_wrapper
     from cadence.strategies import DeepSpeedStrategy
 
-    cfg = dict(optimizer=dict(type="SGD", lr=0.1, weight_decay=0.1),
+    cfg = dict(type="AmpOptimWrapper", optimizer=dict(type="SGD", lr=0.1, weight_decay=0.1),
                paramwise_cfg=dict(bias_decay_mult=0.0), accumulative_counts=2)  # fmt: skip
-    ds_config = {"optimizer": {"type": "AdamW", "params": {"lr": 1e-3}}}
+    named = DeepSpeedStrategy(config={"optimizer": {"type": "AdamW", "params": {"lr": 1e-3}}})
     with pytest.warns(UserWarning, match=r"names an optimizer \(AdamW\), so DeepSpeed builds it "
                       r"and optim_wrapper.optimizer, optim_wrapper.paramwise_cfg are ignored"):
-        assert DeepSpeedStrategy._client_optimizer(nn.Linear(2, 2), cfg, ds_config) is None
-    built = DeepSpeedStrategy._client_optimizer(nn.Linear(2, 2), cfg, {})
-    assert [g["weight_decay"] for g in built.param_groups] == [0.1, 0.0]  # weight, bias
-    assert isinstance(built, torch.optim.SGD)
+        ds_cfg = named.optim_wrapper_config(cfg)
+    assert named._client_optimizer(build_optim_wrapper(nn.Linear(2, 2), ds_cfg)) is None
+    plain = DeepSpeedStrategy()
+    # the wrapper's type does not apply (the engine does its work); accumulation stays
+    assert plain.optim_wrapper_config(cfg) == {**cfg, "type": "OptimWrapper"}
+    built = build_optim_wrapper(nn.Linear(2, 2), plain.optim_wrapper_config(cfg))
+    assert built.accumulative_counts == 2
+    optimizer = plain._client_optimizer(built)
+    assert optimizer is built.optimizer and isinstance(optimizer, torch.optim.SGD)
+    assert [g["weight_decay"] for g in optimizer.param_groups] == [0.1, 0.0]  # weight, bias
 
 
 def test_deepspeed_takes_one_optimizer():
     from torch import nn
 
+    from cadence.optim import build_optim_wrapper
     from cadence.strategies import DeepSpeedStrategy
 
     model = nn.ModuleDict({"g": nn.Linear(2, 2), "d": nn.Linear(2, 2)})
     sgd = dict(optimizer=dict(type="SGD", lr=0.1))
     cfg = dict(g=sgd, d=sgd)
     with pytest.raises(ValueError, match="trains with one optimizer"):
-        DeepSpeedStrategy._client_optimizer(model, cfg, {})
+        DeepSpeedStrategy().optim_wrapper_config(cfg)
+    with pytest.raises(ValueError, match="builds a OptimWrapperDict"):
+        DeepSpeedStrategy()._client_optimizer(build_optim_wrapper(model, cfg))
+
+
+@pytest.mark.dist
+def test_model_and_val_before_train_then_train_with_the_optimizer(tmp_path):
+    out = run_distributed(dist_cases.deepspeed_model_before_train, str(tmp_path), timeout=300)
+    for rank in out:
+        assert rank["val_before_train"] == ["accuracy/top1"]
+        assert rank["new_engine"]  # the evaluation engine was replaced by one that trains
+        assert rank["engine_optimizer"] == "DeepSpeedZeroOptimizer"  # ZeRO-2 over SGD
+        assert rank["optim_wrapper"] == "DeepSpeedOptimWrapper"
+        assert rank["changed"] == rank["keys"]  # training moved every weight

@@ -1,0 +1,46 @@
+"""The runner releases what its strategy set up: at exit after train/test/val through the
+Python API under torchrun, and at once (no barrier) when a call raises on one rank."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from cadence.dist.testing import free_port
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASE = os.path.join(HERE, "torchrun_api_case.py")
+
+
+def torchrun_case(mode: str, work_dir: str) -> tuple[subprocess.CompletedProcess, float]:
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+           "--master_port", str(free_port()), CASE, mode, work_dir]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    start = time.monotonic()
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
+    return out, time.monotonic() - start
+
+
+@pytest.mark.dist
+def test_train_test_val_through_the_api_release_the_group_at_exit(tmp_path):
+    out, _ = torchrun_case("ok", str(tmp_path))
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert "terminate called" not in out.stderr
+    assert out.stdout.count("MODEL CadenceDistributedDataParallel") == 2
+    assert "METRICS rank=0 True" in out.stdout and "METRICS rank=1 True" in out.stdout
+    # the runner's exit handler ran first (registered later) and destroyed the group
+    assert out.stdout.count("AT EXIT initialized=False") == 2, out.stdout
+
+
+@pytest.mark.dist
+def test_a_rank_that_raises_releases_without_a_barrier_and_does_not_hang_its_peer(tmp_path):
+    out, seconds = torchrun_case("fail", str(tmp_path))
+    assert out.returncode != 0
+    assert "rank one failed in test" in out.stderr
+    assert "METRICS" not in out.stdout
+    # the process-group timeout is 300 s: a rank waiting in a barrier would hold the job
+    assert seconds < 120, f"{seconds:.0f} s"
