@@ -40,6 +40,16 @@ def load_yaml(text: str, filename: str | None = None) -> Any:
         ) from None
 
 
+#: Characters YAML reads as line breaks: in plain or single-quoted scalars they fold into
+#: spaces, so strings holding them are written double-quoted (where they are escaped).
+_YAML_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _represent_str(dumper: Any, value: str) -> Any:
+    style = '"' if any(c in value for c in _YAML_BREAKS) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
 def dump_yaml(data: Any) -> str:
     """Write YAML that :func:`load_yaml` reads back equal (tuples stay tuples)."""
     yaml = _yaml()
@@ -49,4 +59,5 @@ def dump_yaml(data: Any) -> str:
     Dumper.add_representer(
         tuple, lambda dumper, value: dumper.represent_sequence(_TUPLE_TAG, value)
     )
+    Dumper.add_representer(str, _represent_str)
     return yaml.dump(data, Dumper=Dumper, sort_keys=False, allow_unicode=True)

@@ -116,6 +116,7 @@ SAMPLE = {
     "empty_list": [],
     "single": (1,),
     "non_identifier_keys": {"1x": 1, "a-b": 2, "class": 3},
+    "yaml_line_breaks": "a\x85b\u2028c\u2029",  # YAML folds these unless double-quoted
 }
 
 
