@@ -52,13 +52,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..checkpoint import CheckpointError
     from ..config import ConfigError
     from ..registry import BuildError, RegistryError
+    from ..runner.work_dir_lock import WorkDirLockedError
 
     try:
         return int(args.func(args))
     except BrokenPipeError:  # output piped into `head` and the like
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (ConfigError, RegistryError, BuildError, CliError, CheckpointError) as exc:
+    except (
+        ConfigError, RegistryError, BuildError, CliError, CheckpointError, WorkDirLockedError
+    ) as exc:
         if args.debug:
             raise
         print(f"cadence: error: {exc}", file=sys.stderr)

@@ -26,6 +26,7 @@ from .lifecycle import register_exit_release, released_on_error
 from .paths import refuse_url_keys
 from .persistence import PersistenceMixin
 from .setup import build_visualizer, default_setup, sync_timestamp, warn_misspelled_keys
+from .work_dir_lock import WorkDirLock, lock_for_training
 
 if TYPE_CHECKING:
     from ..loops import BaseLoop
@@ -121,6 +122,7 @@ class Runner(PersistenceMixin):
             refuse_url(value, key)
         self._cfg = cfg if isinstance(cfg, Config) else Config(dict(cfg or {}))
         self._work_dir = os.path.abspath(work_dir)
+        self._work_dir_lock = WorkDirLock(self._work_dir)
         if data_preprocessor is not None and isinstance(model, Mapping):
             model = {**model}
             model.setdefault("data_preprocessor", data_preprocessor)
@@ -203,7 +205,7 @@ class Runner(PersistenceMixin):
         if self._set_up:
             return
         self._set_up = True
-        self._timestamp = sync_timestamp(self.world_size)
+        self._timestamp = sync_timestamp(self.world_size, self._work_dir)
         if self._experiment_name is None:
             stem = os.path.splitext(os.path.basename(self._cfg.filename or ""))[0]
             self._experiment_name = f"{stem}_{self._timestamp}" if stem else self._timestamp
@@ -313,10 +315,15 @@ class Runner(PersistenceMixin):
     def train(self) -> nn.Module:
         """Train (validating as configured); return the trained model."""
         with released_on_error(self):
-            return self._train()
+            try:
+                return self._train()
+            finally:
+                self._work_dir_lock.release()
 
     def _train(self) -> nn.Module:
         self._setup()
+        lock_for_training(self._work_dir_lock, self.rank, self.world_size,
+                          self._experiment_name, self.logger)  # fmt: skip
         self._train_loop = self.build_loop("train")
         if self._given["val_cfg"] is not None and self._val_loop is None:
             self._val_loop = self.build_loop("val")

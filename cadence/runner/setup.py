@@ -139,9 +139,15 @@ def default_setup(runner: RunnerProtocol) -> str:
     return text
 
 
-def sync_timestamp(world_size: int) -> str:
-    """This run's start time as ``YYYYmmdd_HHMMSS``, rank 0's on every rank."""
-    stamp = time.strftime("%Y%m%d_%H%M%S", time.localtime())
+def sync_timestamp(world_size: int, work_dir: str | None = None) -> str:
+    """This run's start time as ``YYYYmmdd_HHMMSS``, rank 0's on every rank; with a
+    ``_2``, ``_3``... suffix when a run of the same second already has that log folder
+    in ``work_dir`` (runs never share log files)."""
+    stamp = base = time.strftime("%Y%m%d_%H%M%S", time.localtime())
+    count = 1
+    while work_dir is not None and os.path.exists(os.path.join(work_dir, stamp)):
+        count += 1
+        stamp = f"{base}_{count}"
     if world_size > 1:
         from ..dist import broadcast_object_list
 

@@ -1,0 +1,158 @@
+"""One training run per work dir: a lock file naming its holder.
+
+``train()`` takes ``<work_dir>/.cadence.lock`` (host, pid, start time, run name)
+before it reads or writes checkpoints and gives it back when it returns or
+raises. A second run in the same work dir stops with
+:class:`WorkDirLockedError` (``cadence train`` exits 2) naming the holder. A lock
+whose holder is gone (same host, no such process) is taken over with a warning;
+a holder on another host cannot be checked, so the message says how to remove
+the lock. With several processes rank 0 holds it for all.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import socket
+import time
+from typing import Any
+
+LOCK_NAME = ".cadence.lock"
+#: Temporary files a killed save leaves behind (removed once the lock is held).
+TEMP_PATTERNS = (".ckpt-*.tmp", ".manifest-*.tmp", ".last-*.tmp", ".publish-*.tmp")
+
+
+class WorkDirLockedError(RuntimeError):
+    """Another run holds the work dir."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: it exists
+        return True
+    return True
+
+
+class WorkDirLock:
+    """The lock of one work dir, held by this process between :meth:`acquire` and
+    :meth:`release`."""
+
+    def __init__(self, work_dir: str) -> None:
+        self.work_dir = work_dir
+        self.path = os.path.join(work_dir, LOCK_NAME)
+        self.held = False
+
+    def acquire(self, run: str | None) -> str | None:
+        """Take the lock (raise :class:`WorkDirLockedError` if a live run holds it); return a
+        warning to log when a stale lock was taken over."""
+        os.makedirs(self.work_dir, exist_ok=True)
+        me = {"host": socket.gethostname(), "pid": os.getpid(),
+              "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "run": run}  # fmt: skip
+        warning = None
+        for _ in range(3):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+            except FileExistsError:
+                holder = self._holder()
+                stale = self._stale(holder, me)
+                if stale is None:
+                    raise WorkDirLockedError(self._in_use(holder)) from None
+                warning = stale
+                try:
+                    os.remove(self.path)
+                except FileNotFoundError:
+                    pass
+                continue
+            with os.fdopen(fd, "w") as f:
+                json.dump(me, f)
+            self.held = True
+            return warning
+        raise WorkDirLockedError(f"could not take the lock {self.path}: it keeps reappearing")
+
+    def release(self) -> None:
+        """Give the lock back (if this process holds it)."""
+        if self.held:
+            self.held = False
+            holder = self._holder()
+            if holder.get("pid") == os.getpid() and holder.get("host") == socket.gethostname():
+                try:
+                    os.remove(self.path)
+                except FileNotFoundError:
+                    pass
+
+    def remove_temporary_files(self, folders: list[str]) -> list[str]:
+        """Delete the temporary files a killed save left in ``folders`` (lock held)."""
+        removed = []
+        for folder in dict.fromkeys(folders):
+            for pattern in TEMP_PATTERNS:
+                for path in glob.glob(os.path.join(glob.escape(folder), pattern)):
+                    try:
+                        os.remove(path)
+                        removed.append(path)
+                    except OSError:
+                        pass
+        return removed
+
+    def _holder(self) -> dict[str, Any]:
+        try:
+            with open(self.path) as f:
+                holder = json.load(f)
+            return holder if isinstance(holder, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def _stale(self, holder: dict[str, Any], me: dict[str, Any]) -> str | None:
+        """Why the lock may be taken over, or None while its holder may be running."""
+        if not holder:
+            return f"took over the unreadable lock {self.path} (a run that died writing it)"
+        if holder.get("host") != me["host"]:
+            return None
+        pid = int(holder.get("pid", -1))
+        if pid == me["pid"]:
+            return None if self.held else ""  # an earlier runner of this process left it
+        if pid > 0 and _alive(pid):
+            return None
+        return (f"took over the lock {self.path} of run {holder.get('run')} (pid {pid}, "
+                f"started {holder.get('started')}), which is no longer running")  # fmt: skip
+
+    def _in_use(self, holder: dict[str, Any]) -> str:
+        return (
+            f"work dir {self.work_dir} is in use by another training run: {holder.get('run')} "
+            f"on {holder.get('host')}, pid {holder.get('pid')}, started "
+            f"{holder.get('started')} (lock {self.path}). Wait for it to end, train in "
+            f"another work dir (--work-dir), or, if that run is gone (another host cannot be "
+            f"checked from here), delete {self.path}"
+        )
+
+
+def lock_for_training(lock: WorkDirLock, rank: int, world_size: int, run: str | None,
+                      logger: Any) -> None:  # fmt: skip
+    """Rank 0 takes ``lock`` and clears temporary files of killed saves; every rank raises
+    :class:`WorkDirLockedError` if it is held by another run (a collective)."""
+    message = None
+    if rank == 0:
+        try:
+            warning = lock.acquire(run)
+        except WorkDirLockedError as e:
+            message = str(e)
+        else:
+            if warning:
+                logger.warning(warning)
+            from ..checkpoint.pointer import _safe_target
+
+            target = _safe_target(lock.work_dir)
+            folders = [lock.work_dir] + ([os.path.dirname(target)] if target else [])
+            for path in lock.remove_temporary_files(folders):
+                logger.warning(f"Removed {path}, left by a save that was killed")
+    if world_size > 1:
+        from ..dist import broadcast_object_list
+
+        box = [message]
+        broadcast_object_list(box, src=0)
+        message = box[0]
+    if message is not None:
+        raise WorkDirLockedError(message)

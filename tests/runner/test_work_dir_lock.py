@@ -1,0 +1,131 @@
+"""One training run per work dir: a live holder stops the second run, a dead one's lock is
+taken over, the lock goes when training ends, killed saves' temporary files are cleared."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from cadence.config import Config
+from cadence.runner import Runner
+from cadence.runner.work_dir_lock import LOCK_NAME, WorkDirLockedError
+
+
+def cfg(work_dir, **overrides):
+    c = dict(
+        model=dict(type="ToyClassifier"),
+        work_dir=str(work_dir),
+        train_dataloader=dict(
+            batch_size=16, dataset=dict(type="Blobs", n=32, seed=0),
+            sampler=dict(type="DefaultSampler", shuffle=True),
+            collate_fn=dict(type="default_collate"),
+        ),
+        train_cfg=dict(by_epoch=True, max_epochs=1),
+        optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.05)),
+        default_hooks=dict(checkpoint=dict(type="CheckpointHook", interval=1)),
+    )  # fmt: skip
+    c.update(overrides)
+    return Config(c)
+
+
+def write_lock(work_dir, **holder):
+    os.makedirs(work_dir, exist_ok=True)
+    info = {"host": socket.gethostname(), "pid": 1, "started": "2026-01-01T00:00:00",
+            "run": "other_run", **holder}  # fmt: skip
+    with open(os.path.join(work_dir, LOCK_NAME), "w") as f:
+        json.dump(info, f)
+
+
+def log_text(runner):
+    return "".join(open(p).read() for p in glob.glob(os.path.join(runner.log_dir, "*.log")))
+
+
+@pytest.fixture
+def live_process():
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_a_second_run_stops_naming_the_live_holder(tmp_path, live_process):
+    work = str(tmp_path / "work")
+    write_lock(work, pid=live_process.pid)
+    with pytest.raises(WorkDirLockedError) as info:
+        Runner.from_cfg(cfg(work)).train()
+    message = str(info.value)
+    assert f"pid {live_process.pid}" in message and "other_run" in message
+    assert "--work-dir" in message and LOCK_NAME in message
+    assert not glob.glob(os.path.join(work, "*.pth"))  # nothing was written
+    assert json.load(open(os.path.join(work, LOCK_NAME)))["pid"] == live_process.pid
+
+
+def test_a_holder_on_another_host_is_never_taken_over(tmp_path):
+    work = str(tmp_path / "work")
+    write_lock(work, host="other-node-17", pid=os.getpid() + 1)
+    with pytest.raises(WorkDirLockedError, match="on other-node-17.*delete"):
+        Runner.from_cfg(cfg(work)).train()
+
+
+def test_a_dead_holders_lock_is_taken_over_and_released_at_the_end(tmp_path):
+    work = str(tmp_path / "work")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    write_lock(work, pid=dead.pid)
+    runner = Runner.from_cfg(cfg(work))
+    runner.train()
+    assert "no longer running" in log_text(runner) and "other_run" in log_text(runner)
+    assert not os.path.exists(os.path.join(work, LOCK_NAME))  # given back
+    Runner.from_cfg(cfg(work, resume=True, train_cfg=dict(max_epochs=2))).train()  # free again
+
+
+def test_the_lock_is_given_back_when_training_raises(tmp_path):
+    work = str(tmp_path / "work")
+    bad = cfg(work, optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.05, nonsense=1)))
+    with pytest.raises(Exception, match="nonsense"):
+        Runner.from_cfg(bad).train()
+    assert not os.path.exists(os.path.join(work, LOCK_NAME))
+
+
+def test_temporary_files_of_a_killed_save_are_removed_at_the_next_start(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    for name in (".ckpt-abc.tmp", ".manifest-x.tmp", ".last-y.tmp"):
+        (work / name).write_bytes(b"half")
+    (work / "notes.tmp").write_text("a user's file")
+    runner = Runner.from_cfg(cfg(str(work)))
+    runner.train()
+    assert sorted(p.name for p in work.glob("*.tmp")) == ["notes.tmp"]
+    assert "Removed" in log_text(runner) and ".ckpt-abc.tmp" in log_text(runner)
+
+
+def test_runs_started_in_the_same_second_get_their_own_log_folders(tmp_path, monkeypatch):
+    import time
+
+    second_of_both = time.struct_time((2026, 1, 2, 3, 4, 5, 4, 2, 0))
+    monkeypatch.setattr(time, "localtime", lambda *a: second_of_both)
+    first = Runner.from_cfg(cfg(tmp_path / "w"))
+    first.train()
+    second = Runner.from_cfg(cfg(tmp_path / "w", resume=True, train_cfg=dict(max_epochs=2)))
+    second.train()
+    assert os.path.basename(first.log_dir) == "20260102_030405"
+    assert os.path.basename(second.log_dir) == "20260102_030405_2"
+
+
+def test_cadence_train_exits_2_with_one_paragraph(tmp_path, live_process, capsys, monkeypatch):
+    from cadence.cli import main
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    monkeypatch.chdir(root)
+    work = str(tmp_path / "work")
+    write_lock(work, pid=live_process.pid)
+    config = os.path.join("examples", "blobs", "configs", "mlp_8xb64_blobs.py")
+    assert main(["train", config, "--work-dir", work]) == 2
+    err = capsys.readouterr().err
+    assert "is in use by another training run" in err and "Traceback" not in err
