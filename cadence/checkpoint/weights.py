@@ -28,11 +28,13 @@ def load_state_dict_into(
     checkpoint: Mapping[str, Any],
     strict: bool,
     revise_keys: Sequence[tuple[str, str]],
+    source: str | None = None,
 ) -> None:
     """Load ``checkpoint['state_dict']`` (or the checkpoint itself) into ``model``.
 
     Keys are rewritten with ``revise_keys`` (regex, replacement) pairs first;
-    by default a DDP ``module.`` prefix is stripped.
+    by default a DDP ``module.`` prefix is stripped. Without ``strict``, keys that
+    do not match are named in a warning (about ``source``, the file, when given).
     """
     state = model_weights(checkpoint, revise_keys)
     result = model.load_state_dict(state, strict=strict)
@@ -40,8 +42,8 @@ def load_state_dict_into(
         import warnings
 
         warnings.warn(
-            f"checkpoint loaded with missing keys {result.missing_keys[:10]} and unexpected "
-            f"keys {result.unexpected_keys[:10]}",
+            f"{source or 'checkpoint'} loaded with missing keys {result.missing_keys[:10]} "
+            f"and unexpected keys {result.unexpected_keys[:10]}",
             stacklevel=3,
         )
 

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..checkpoint import find_latest_checkpoint, model_weights, read_checkpoint
+from ..checkpoint import find_latest_checkpoint, load_state_dict_into, read_checkpoint
 from ..config import Config
 from ..config.errors import ConfigKeyError
 from ..registry import FUNCTIONS, MODELS, TRANSFORMS, default_scope
@@ -152,16 +152,8 @@ class Predictor:
             from ..model import as_cadence_model
 
             model = as_cadence_model(model)
-        state = model_weights(read_checkpoint(self.checkpoint), ((r"^module\.", ""),))
-        result = model.load_state_dict(state, strict=strict)
-        if not strict and (result.missing_keys or result.unexpected_keys):
-            import warnings
-
-            warnings.warn(
-                f"{self.checkpoint}: missing keys {result.missing_keys[:10]}, unexpected keys "
-                f"{result.unexpected_keys[:10]}",
-                stacklevel=3,
-            )
+        checkpoint = read_checkpoint(self.checkpoint)
+        load_state_dict_into(model, checkpoint, strict, ((r"^module\.", ""),), self.checkpoint)
         model.to(self.device)
         model.eval()
         return model

@@ -12,6 +12,7 @@ import time
 
 import pytest
 import torch
+from runner_toys import log_text, train_counting
 
 from cadence.checkpoint import (
     CheckpointError,
@@ -23,8 +24,6 @@ from cadence.checkpoint import (
     read_manifest,
 )
 from cadence.config import Config
-from cadence.hooks import Hook
-from cadence.runner import Runner
 
 
 def cfg(work_dir, max_epochs=3, **overrides):
@@ -45,24 +44,8 @@ def cfg(work_dir, max_epochs=3, **overrides):
     return Config(c)
 
 
-class CountIters(Hook):
-    def __init__(self):
-        self.iters = 0
+train = train_counting
 
-    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
-        self.iters += 1
-
-
-def train(config):
-    runner = Runner.from_cfg(config)
-    counter = CountIters()
-    runner.register_hook(counter)
-    runner.train()
-    return runner, counter
-
-
-def log_text(runner):
-    return "".join(open(p).read() for p in glob.glob(os.path.join(runner.log_dir, "*.log")))
 
 
 def flip_a_byte(path):

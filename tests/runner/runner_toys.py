@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import glob
+import os
 from typing import Any
 
 import torch
@@ -9,7 +11,9 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import Dataset
 
+from cadence.hooks import Hook
 from cadence.model import BaseModel
+from cadence.runner import Runner
 
 
 class Blobs(Dataset):
@@ -50,3 +54,28 @@ class ToyClassifier(BaseModel):
             return {"loss_cls": F.cross_entropy(logits, labels)}
         scores = logits.softmax(dim=-1)
         return [{"pred_score": s, "gt_label": int(y)} for s, y in zip(scores, labels)]
+
+
+class CountIters(Hook):
+    """Counts the training iterations a run performs."""
+
+    def __init__(self) -> None:
+        self.iters = 0
+
+    def after_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None,
+                         outputs: Any = None) -> None:  # fmt: skip
+        self.iters += 1
+
+
+def train_counting(config: Any) -> tuple[Runner, CountIters]:
+    """Train a runner built from ``config``; return it and its iteration count."""
+    runner = Runner.from_cfg(config)
+    counter = CountIters()
+    runner.register_hook(counter)
+    runner.train()
+    return runner, counter
+
+
+def log_text(runner: Runner) -> str:
+    """Everything the run wrote to its log files."""
+    return "".join(open(p).read() for p in glob.glob(os.path.join(runner.log_dir, "*.log")))

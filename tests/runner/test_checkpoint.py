@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import os
 import random
@@ -12,6 +11,7 @@ import zipfile
 import numpy as np
 import pytest
 import torch
+from runner_toys import log_text, train_counting
 from torch import nn
 
 from cadence.checkpoint import atomic_torch_save, manifest_path, verify_checkpoint
@@ -47,24 +47,8 @@ def cfg(tmp_path, max_epochs=2, **overrides):
     return Config(c)
 
 
-class CountIters(Hook):
-    def __init__(self):
-        self.iters = 0
+train = train_counting
 
-    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
-        self.iters += 1
-
-
-def train(config):
-    runner = Runner.from_cfg(config)
-    counter = CountIters()
-    runner.register_hook(counter)
-    runner.train()
-    return runner, counter
-
-
-def log_text(runner):
-    return "".join(open(p).read() for p in glob.glob(os.path.join(runner.log_dir, "*.log")))
 
 
 def flip_a_byte(path):

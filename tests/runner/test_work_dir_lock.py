@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from runner_toys import log_text
 
 from cadence.config import Config
 from cadence.runner import Runner
@@ -41,9 +42,6 @@ def write_lock(work_dir, **holder):
     with open(os.path.join(work_dir, LOCK_NAME), "w") as f:
         json.dump(info, f)
 
-
-def log_text(runner):
-    return "".join(open(p).read() for p in glob.glob(os.path.join(runner.log_dir, "*.log")))
 
 
 @pytest.fixture
