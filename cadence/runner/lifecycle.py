@@ -20,15 +20,21 @@ import contextlib
 import sys
 import weakref
 from collections.abc import Iterator
-from typing import Any
+from typing import Protocol
 
 
-def register_exit_release(runner: Any) -> None:
+class Closable(Protocol):
+    """What the lifecycle needs of a runner: a way to release its strategy."""
+
+    def close(self, *, barrier: bool = True) -> None: ...
+
+
+def register_exit_release(runner: Closable) -> None:
     """Release ``runner``'s strategy at process exit if the runner is still alive."""
     atexit.register(_release_at_exit, weakref.ref(runner))
 
 
-def _release_at_exit(ref: weakref.ref[Any]) -> None:
+def _release_at_exit(ref: weakref.ref[Closable]) -> None:
     runner = ref()
     if runner is None:
         return
@@ -40,7 +46,7 @@ def _release_at_exit(ref: weakref.ref[Any]) -> None:
 
 
 @contextlib.contextmanager
-def released_on_error(runner: Any) -> Iterator[None]:
+def released_on_error(runner: Closable) -> Iterator[None]:
     """Run the body; if it raises, release the strategy without a barrier, then re-raise."""
     done = False
     try:
