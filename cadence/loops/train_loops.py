@@ -210,7 +210,7 @@ class _TrainLoop(BaseLoop):
     def run_iter(self, batch_idx: int, data_batch: Any) -> None:
         """One optimization step and its hooks."""
         runner = self._runner
-        hooks = runner.iter_hooks  # the hooks are called here, not through the runner: per step
+        hooks = runner.stage_calls  # called here rather than through call_hook: per step
         stage, fn = "before_train_iter", None
         try:
             for fn in hooks[stage]:
