@@ -1,14 +1,36 @@
 """Shared fixtures: every test runs with registries, the default scope and the named
-instances (message hubs, visualizers) restored after it."""
+instances (message hubs, visualizers) restored after it.
+
+The suite runs on two pytest-xdist workers (``addopts`` in pyproject.toml); the
+tests marked ``dist`` (each starts several processes) form one xdist group, so
+they run one at a time on one worker while the other worker runs the rest. Each
+worker, and what it starts, uses one torch thread (``OMP_NUM_THREADS``, unless set): two
+workers with a thread per core each oversubscribe the CPUs, which made single tests
+several times slower.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
+import torch
 
 from cadence.logging import isolated_instances
 from cadence.registry import isolated_registries
+
+if os.environ.get("PYTEST_XDIST_WORKER"):  # inherited by subprocesses and spawned ranks
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (with --dist loadgroup)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put every test marked ``dist`` in the xdist group ``dist``."""
+    for item in items:
+        if item.get_closest_marker("dist") is not None:
+            item.add_marker(pytest.mark.xdist_group("dist"))
 
 
 @pytest.fixture(autouse=True)

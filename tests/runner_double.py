@@ -20,6 +20,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from cadence.config import Config
+from cadence.hooks import Hook
 from cadence.logging import LogProcessor, MessageHub
 from cadence.loops import BaseLoop
 from cadence.optim import OptimWrapper
@@ -106,7 +107,10 @@ class StandInRunner:
         self.work_dir = work_dir
         self.experiment_name = experiment_name
         self.rank, self.world_size, self.seed = rank, world_size, seed
-        self.iter_hooks: Mapping[str, tuple[Callable[..., Any], ...]] = {}
+        #: No hook functions at any stage (loops find every stage here, as on a runner).
+        self.stage_calls: Mapping[str, tuple[Callable[..., Any], ...]] = {
+            stage: () for stage in Hook.stages
+        }
         #: ``(stage, kwargs)`` of every :meth:`call_hook`, in order.
         self.hook_calls: list[tuple[str, dict[str, Any]]] = []
         #: Paths :meth:`save_checkpoint` was asked to write.

@@ -12,6 +12,7 @@ the same draws as the run that went on through it).
 from __future__ import annotations
 
 import bisect
+import enum
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -95,6 +96,15 @@ def _iterate(dataloader: DataLoader, keep_rng: bool) -> Iterator[Any]:
         torch.set_rng_state(state)
 
 
+class _Finishing(enum.Enum):
+    """Which after-hooks of the training loop are running (what a checkpoint taken there
+    counts as done)."""
+
+    NOTHING = enum.auto()  # between steps: the position is as it reads
+    ITER = enum.auto()  # ``after_train_iter``: the current step is done
+    EPOCH = enum.auto()  # ``after_train_epoch``: the current epoch is done
+
+
 class _TrainLoop(BaseLoop):
     """Shared parts of the two training loops."""
 
@@ -113,7 +123,7 @@ class _TrainLoop(BaseLoop):
         self._iter = 0
         self._inner_iter = 0  # batches finished in the current epoch
         self._max_iters = 0  # set by the subclass (set_length)
-        self._finishing = ""  # "after_train_iter" or "epoch" while those hooks run
+        self._finishing = _Finishing.NOTHING  # which after-hooks are running
         self._val_pending = False  # resumed from a checkpoint taken just before a validation
         self._iterated = False  # whether this process has built an iterator over the data
         self.val_begin = val_begin
@@ -210,7 +220,7 @@ class _TrainLoop(BaseLoop):
     def run_iter(self, batch_idx: int, data_batch: Any) -> None:
         """One optimization step and its hooks."""
         runner = self._runner
-        hooks = runner.iter_hooks  # the hooks are called here, not through the runner: per step
+        hooks = runner.stage_calls  # called here rather than through call_hook: per step
         stage, fn = "before_train_iter", None
         try:
             for fn in hooks[stage]:
@@ -222,14 +232,14 @@ class _TrainLoop(BaseLoop):
             extra = wrapper.pop_log_vars()
             if extra:
                 outputs = {**outputs, **extra}
-            self._finishing = stage = "after_train_iter"
+            self._finishing, stage = _Finishing.ITER, "after_train_iter"
             for fn in hooks[stage]:
                 fn(runner, batch_idx, data_batch, outputs)
         except Exception as exc:
             if fn is not None:
                 runner.blame_hook(exc, stage, fn)
             raise
-        self._finishing = ""
+        self._finishing = _Finishing.NOTHING
         self._iter += 1
         self._inner_iter += 1
 
@@ -244,11 +254,12 @@ class _TrainLoop(BaseLoop):
         there precedes the validation that may follow the step (``val_pending``).
         """
         epoch, it, inner = self._epoch, self._iter, self._inner_iter
-        if self._finishing == "after_train_iter":
+        finishing = self._finishing
+        if finishing is _Finishing.ITER:
             it, inner = it + 1, inner + 1
-        elif self._finishing == "epoch":
+        elif finishing is _Finishing.EPOCH:
             epoch, inner = epoch + 1, 0
-        pending = bool(self._finishing) and self._val_due_after(epoch, it)
+        pending = finishing is not _Finishing.NOTHING and self._val_due_after(epoch, it)
         return {
             "epoch": epoch,
             "iter": it,
@@ -305,7 +316,7 @@ class EpochBasedTrainLoop(_TrainLoop):
             self._max_iters = self._max_epochs * len(self.dataloader)
 
     def _val_due_after(self, epoch: int, it: int) -> bool:
-        return self._finishing == "epoch" and self._val_due(epoch, self._max_epochs)
+        return self._finishing is _Finishing.EPOCH and self._val_due(epoch, self._max_epochs)
 
     def run(self) -> Any:
         """Train to ``max_epochs``; return the model."""
@@ -339,9 +350,9 @@ class EpochBasedTrainLoop(_TrainLoop):
             self.run_iter(batch_idx, data_batch)
             if self.stop_training:
                 break
-        self._finishing = "epoch"
+        self._finishing = _Finishing.EPOCH
         runner.call_hook("after_train_epoch")
-        self._finishing = ""
+        self._finishing = _Finishing.NOTHING
         self._epoch += 1
         self._inner_iter = 0
 
@@ -419,7 +430,7 @@ class IterBasedTrainLoop(_TrainLoop):
             self._max_iters = _positive_int("max_iters", max_iters)
 
     def _val_due_after(self, epoch: int, it: int) -> bool:
-        return self._finishing == "after_train_iter" and self._val_due(it, self._max_iters)
+        return self._finishing is _Finishing.ITER and self._val_due(it, self._max_iters)
 
     def run(self) -> Any:
         """Train to ``max_iters``; return the model."""

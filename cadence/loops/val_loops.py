@@ -53,16 +53,27 @@ class _EvalLoop(BaseLoop):
         runner.model.eval()
         model = runner.model
         step = getattr(model, f"{mode}_step")
-        with torch.no_grad():
-            for batch_idx, data_batch in enumerate(self.dataloader):
-                runner.call_hook(f"before_{mode}_iter", batch_idx=batch_idx, data_batch=data_batch)
-                with self._autocast():
-                    outputs = step(data_batch)
-                self.evaluator.process(data_samples=outputs, data_batch=data_batch)
-                runner.call_hook(
-                    f"after_{mode}_iter", batch_idx=batch_idx, data_batch=data_batch,
-                    outputs=outputs,
-                )  # fmt: skip
+        before, after = f"before_{mode}_iter", f"after_{mode}_iter"
+        hooks = runner.stage_calls  # called here rather than through call_hook: per batch
+        stage, fn = before, None
+        try:
+            with torch.no_grad():
+                for batch_idx, data_batch in enumerate(self.dataloader):
+                    stage = before
+                    for fn in hooks[before]:
+                        fn(runner, batch_idx, data_batch)
+                    fn = None
+                    with self._autocast():
+                        outputs = step(data_batch)
+                    self.evaluator.process(data_samples=outputs, data_batch=data_batch)
+                    stage = after
+                    for fn in hooks[after]:
+                        fn(runner, batch_idx, data_batch, outputs)
+                    fn = None
+        except Exception as exc:
+            if fn is not None:
+                runner.blame_hook(exc, stage, fn)
+            raise
         metrics = self.evaluator.evaluate(len(self.dataloader.dataset))  # type: ignore[arg-type]
         runner.call_hook(f"after_{mode}_epoch", metrics=metrics)
         runner.call_hook(f"after_{mode}")

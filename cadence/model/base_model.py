@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 from abc import abstractmethod
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -68,6 +70,56 @@ def parse_losses(
     return total, log_vars
 
 
+_NO_CONTEXT = contextlib.nullcontext()  # reusable
+
+
+def forward_by_mode(forward: Callable[..., Any], data: Any, mode: str) -> Any:
+    """``forward(**data, mode=mode)`` for a mapping, ``forward(*data, mode=mode)`` for a
+    list or tuple (what a data preprocessor returns)."""
+    if type(data) is dict:  # the common case first: no ABC check
+        return forward(**data, mode=mode)
+    if isinstance(data, (list, tuple)):
+        return forward(*data, mode=mode)
+    if isinstance(data, Mapping):
+        return forward(**data, mode=mode)
+    raise TypeError(
+        "the data preprocessor must return a dict (passed as keyword arguments) or a "
+        f"list/tuple (passed positionally) to forward, got {type(data).__name__}"
+    )
+
+
+def run_train_step(
+    model: Any,
+    data: Any,
+    optim_wrapper: Any,
+    forward: Callable[..., Any],
+    optim_context: bool = True,
+) -> OrderedDict[str, torch.Tensor]:
+    """The one training step body: preprocess, forward in ``'loss'`` mode, parse, update.
+
+    ``model`` (a :class:`BaseModel`) gives ``data_preprocessor`` and
+    ``parse_losses``; ``forward`` runs the forward pass (the model itself, or
+    a wrapper such as DDP or a DeepSpeed engine that must see it). With
+    ``optim_context`` the preprocessing and forward pass run inside
+    ``optim_wrapper.optim_context(forward)`` (autocast, ``no_sync`` while
+    accumulating). Returns the detached log variables.
+    """
+    # from ``_modules``: ``model.data_preprocessor`` would go through nn.Module.__getattr__,
+    # after a failed lookup that builds an exception
+    preprocess = model._modules.get("data_preprocessor")
+    if preprocess is None:  # not a submodule (a plain attribute or property)
+        preprocess = model.data_preprocessor
+    with optim_wrapper.optim_context(forward) if optim_context else _NO_CONTEXT:
+        data = preprocess(data, True)
+        if type(data) is dict:  # the common case inline: one call less per step
+            losses = forward(**data, mode="loss")
+        else:
+            losses = forward_by_mode(forward, data, "loss")
+    loss, log_vars = model.parse_losses(losses)
+    optim_wrapper.update_params(loss)
+    return log_vars
+
+
 class BaseModel(BaseModule):
     """Base class of trainable models: preprocess, forward by mode, parse losses, update.
 
@@ -95,15 +147,7 @@ class BaseModel(BaseModule):
         ``optim_wrapper`` provides ``optim_context(model)`` (a context manager,
         e.g. autocast or no-sync) and ``update_params(loss)``.
         """
-        with optim_wrapper.optim_context(self):
-            # the submodule straight from ``_modules``: ``self.data_preprocessor`` would go
-            # through nn.Module.__getattr__, after a failed lookup that builds an exception
-            preprocess: Any = self._modules["data_preprocessor"]
-            data = preprocess(data, True)
-            losses = self._run_forward(data, mode="loss")
-        loss, log_vars = self.parse_losses(losses)
-        optim_wrapper.update_params(loss)
-        return log_vars
+        return run_train_step(self, data, optim_wrapper, self)
 
     def val_step(self, data: Any) -> list[Any]:
         """Preprocess ``data`` and return the predictions (the loop disables grad)."""
@@ -121,14 +165,7 @@ class BaseModel(BaseModule):
 
     def _run_forward(self, data: Any, mode: str) -> Any:
         """Call ``self(**data, mode=mode)`` for a dict, ``self(*data, mode=mode)`` for a list."""
-        if isinstance(data, dict):
-            return self(**data, mode=mode)
-        if isinstance(data, (list, tuple)):
-            return self(*data, mode=mode)
-        raise TypeError(
-            "the data preprocessor must return a dict (passed as keyword arguments) or a "
-            f"list/tuple (passed positionally) to forward, got {type(data).__name__}"
-        )
+        return forward_by_mode(self, data, mode)
 
     @abstractmethod
     def forward(

@@ -12,20 +12,23 @@ from ..registry import HOOKS
 if TYPE_CHECKING:
     from .protocol import RunnerProtocol
 
-#: Argument names of the stages the loops call by position, in order.
-POSITIONAL_ARGS = {
-    "before_train_iter": ("batch_idx", "data_batch"),
-    "after_train_iter": ("batch_idx", "data_batch", "outputs"),
-    "before_val_iter": ("batch_idx", "data_batch"),
-    "after_val_iter": ("batch_idx", "data_batch", "outputs"),
-    "before_test_iter": ("batch_idx", "data_batch"),
-    "after_test_iter": ("batch_idx", "data_batch", "outputs"),
-}
+
+def _stage_args(stage: str) -> tuple[str, ...]:
+    """The arguments ``Hook.<stage>`` takes after the runner, in order."""
+    params = list(inspect.signature(getattr(Hook, stage)).parameters)
+    return tuple(params[2:])  # after ``self`` and ``runner``
+
+
+#: Every stage's arguments after the runner, in the order hooks receive them by position.
+STAGE_ARGS: dict[str, tuple[str, ...]] = {stage: _stage_args(stage) for stage in Hook.stages}
 
 
 def _positional_call(fn: Callable[..., Any], names: tuple[str, ...]) -> Callable[..., Any]:
-    """``fn`` itself when it takes ``names`` by position after the runner, else an
-    adapter passing them by keyword (a user hook may declare ``(runner, **kwargs)``)."""
+    """``fn`` itself when it takes ``names`` by position after the runner (or only takes
+    ``*args``), else an adapter passing them by keyword (a user hook may declare
+    ``(runner, **kwargs)`` or keyword-only parameters, as mmengine calls by keyword)."""
+    if not names:
+        return fn
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
@@ -34,13 +37,25 @@ def _positional_call(fn: Callable[..., Any], names: tuple[str, ...]) -> Callable
     if len(params) > len(names) and all(p.kind in positional for p in params[: len(names) + 1]):
         if [p.name for p in params[1 : len(names) + 1]] == list(names):
             return fn
-    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+    kinds = {p.kind for p in params}
+    if inspect.Parameter.VAR_POSITIONAL in kinds and inspect.Parameter.VAR_KEYWORD not in kinds:
         return fn
 
     def by_keyword(runner: RunnerProtocol, *args: Any) -> Any:
         return fn(runner, **dict(zip(names, args)))
 
     return by_keyword
+
+
+def _as_positions(names: tuple[str, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """``kwargs`` as positional arguments of a stage taking ``names``; None unless they
+    are the first ``len(kwargs)`` of those names."""
+    if not kwargs:
+        return ()
+    count = len(kwargs)
+    if count > len(names) or any(name not in kwargs for name in names[:count]):
+        return None
+    return tuple(kwargs[name] for name in names[:count])
 
 
 class _Entry:
@@ -53,17 +68,17 @@ class _Entry:
 class HookManager:
     """Holds the hooks in priority order (stable for equal priorities).
 
-    Each stage keeps the list of hooks whose class overrides it, so calling a
-    stage costs nothing for hooks that ignore it.
+    For each stage it keeps the tuple of functions to call, in order, of the
+    hooks whose class overrides that stage (:attr:`stage_calls`); each takes
+    the runner and then the stage's arguments by position (:data:`STAGE_ARGS`).
+    :meth:`call` runs them, and a loop may run them itself on its hot path;
+    either way :meth:`blame` names a failing hook and its stage.
     """
 
     def __init__(self) -> None:
         self._hooks: list[tuple[int, int, str, Hook]] = []
         self._table: dict[str, list[_Entry]] = {stage: [] for stage in Hook.stages}
         self._calls: dict[str, tuple[Callable[..., Any], ...]] = {s: () for s in Hook.stages}
-        self._positional: dict[str, tuple[Callable[..., Any], ...]] = {
-            s: () for s in POSITIONAL_ARGS
-        }
 
     def __len__(self) -> int:
         return len(self._hooks)
@@ -108,61 +123,56 @@ class HookManager:
         for priority, _, name, hook in self._hooks:
             for stage in hook.implemented_stages():
                 self._table[stage].append(_Entry(name, hook, priority, getattr(hook, stage)))
-        self._calls = {
-            stage: tuple(e.fn for e in entries) for stage, entries in self._table.items()
-        }
-        self._positional.update(  # updated in place: loops hold this dict (positional_calls)
-            (stage, tuple(_positional_call(e.fn, names) for e in self._table[stage]))
-            for stage, names in POSITIONAL_ARGS.items()
+        self._calls.update(  # updated in place: the runner hands this dict to the loops
+            (stage, tuple(_positional_call(e.fn, STAGE_ARGS[stage]) for e in entries))
+            for stage, entries in self._table.items()
         )
 
+    @property
+    def stage_calls(self) -> Mapping[str, tuple[Callable[..., Any], ...]]:
+        """Per stage, the functions :meth:`call` runs, in order: ``fn(runner, *args)`` with
+        the stage's arguments (:data:`STAGE_ARGS`) by position.
+
+        The same mapping object for the life of this manager (registering a hook
+        updates it), so a loop may keep it and call a stage's functions itself;
+        it then reports an error with :meth:`blame`.
+        """
+        return self._calls
+
     def call(self, stage: str, runner: RunnerProtocol, **kwargs: Any) -> None:
-        """Run ``stage`` on every hook that implements it; errors name hook and stage."""
+        """Run ``stage`` on every hook that implements it; errors name hook and stage.
+
+        The arguments go by position through :attr:`stage_calls`; arguments that
+        are not a leading run of the stage's own go to each hook as given.
+        """
         calls = self._calls.get(stage)
         if calls is None:
             from ..utils import did_you_mean
 
             raise ValueError(f"unknown hook stage '{stage}'.{did_you_mean(stage, Hook.stages)}")
+        args = _as_positions(STAGE_ARGS[stage], kwargs)
         fn = None
         try:
-            for fn in calls:
-                fn(runner, **kwargs)
-        except Exception as exc:
-            self._name_culprit(exc, stage, fn)
-            raise
-
-    def call_positional(self, stage: str, runner: RunnerProtocol, *args: Any) -> None:
-        """:meth:`call` with the stage's arguments by position (``batch_idx, data_batch,
-        outputs`` for iterations), which spares repacking keywords on every hook.
-        Hooks whose method does not take them by position get them by keyword."""
-        calls = self._positional[stage]
-        fn = None
-        try:
-            for fn in calls:
-                fn(runner, *args)
+            if args is not None:
+                for fn in calls:
+                    fn(runner, *args)
+            else:
+                for fn in [entry.fn for entry in self._table[stage]]:
+                    fn(runner, **kwargs)
         except Exception as exc:
             self.blame(exc, stage, fn)
             raise
 
-    @property
-    def positional_calls(self) -> Mapping[str, tuple[Callable[..., Any], ...]]:
-        """Per iteration stage, the functions :meth:`call_positional` calls, in order.
-
-        The same mapping object for the life of this manager (registering a hook
-        updates it), so a loop may keep it and call the hooks itself; it then
-        reports a hook's error with :meth:`blame`.
-        """
-        return self._positional
-
     def blame(self, exc: BaseException, stage: str, fn: Any) -> None:
-        """Note on ``exc`` which hook raised it, ``fn`` being one of
-        ``positional_calls[stage]``."""
-        calls = self._positional.get(stage, ())
+        """Note on ``exc`` which hook raised it at ``stage``, ``fn`` being one of
+        ``stage_calls[stage]`` (or that hook's method); nothing when ``fn`` is neither."""
+        entries = self._table.get(stage, [])
+        calls = self._calls.get(stage, ())
+        entry = None
         if fn in calls:
-            self._name_culprit(exc, stage, self._calls[stage][calls.index(fn)])
-
-    def _name_culprit(self, exc: BaseException, stage: str, fn: Any) -> None:
-        entry = next((e for e in self._table.get(stage, ()) if e.fn == fn), None)
+            entry = entries[calls.index(fn)]
+        else:
+            entry = next((e for e in entries if e.fn == fn), None)
         if entry is not None and hasattr(exc, "add_note"):
             exc.add_note(f"raised by hook '{entry.name}' ({type(entry.hook).__name__}) "
                          f"at stage '{stage}'")  # fmt: skip

@@ -74,8 +74,10 @@ class RunnerProtocol(Protocol):
         """The ``randomness`` config (``seed``, ``diff_rank_seed``, ``deterministic``)."""
 
     @property
-    def iter_hooks(self) -> Mapping[str, tuple[Callable[..., Any], ...]]:
-        """Per iteration stage, the hook functions loops call by position."""
+    def stage_calls(self) -> Mapping[str, tuple[Callable[..., Any], ...]]:
+        """Per stage, the hook functions in call order, each ``fn(runner, *args)`` with the
+        stage's arguments by position; what :meth:`call_hook` runs, and what a loop runs
+        itself per iteration (reporting an error with :meth:`blame_hook`)."""
 
     # ------------------------------------------------------------------ loops
     @property
@@ -154,7 +156,7 @@ class RunnerProtocol(Protocol):
         """Call stage ``fn_name`` on every hook that implements it."""
 
     def blame_hook(self, exc: BaseException, fn_name: str, fn: Any) -> None:
-        """Note on ``exc`` the hook whose function ``fn`` (from :attr:`iter_hooks`) raised it."""
+        """Note on ``exc`` the hook whose function ``fn`` (from :attr:`stage_calls`) raised it."""
 
     def save_checkpoint(
         self,

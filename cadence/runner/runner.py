@@ -160,8 +160,9 @@ class Runner(PersistenceMixin):
         self._val_loop: Any = None
         self._test_loop: Any = None
         self._hooks = HookManager()
-        #: per iteration stage, the hook functions to call by position (loops call them)
-        self.iter_hooks = self._hooks.positional_calls
+        #: per stage, the hook functions in call order, taking the stage's arguments by
+        #: position (``call_hook`` runs them; loops run the per-iteration ones themselves)
+        self.stage_calls = self._hooks.stage_calls
         self._set_up = False
         self._env_ready = False
         self._exit_release = False
@@ -246,12 +247,8 @@ class Runner(PersistenceMixin):
         """Call stage ``fn_name`` on every hook that implements it."""
         self._hooks.call(fn_name, self, **kwargs)
 
-    def call_hook_positional(self, fn_name: str, *args: Any) -> None:
-        """:meth:`call_hook` with the stage's arguments by position (for per-iteration stages)."""
-        self._hooks.call_positional(fn_name, self, *args)
-
     def blame_hook(self, exc: BaseException, fn_name: str, fn: Any) -> None:
-        """Note on ``exc`` the hook whose function ``fn`` (from :attr:`iter_hooks`) raised it."""
+        """Note on ``exc`` the hook whose function ``fn`` (from :attr:`stage_calls`) raised it."""
         self._hooks.blame(exc, fn_name, fn)
 
     def describe_hooks(self) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -10,6 +9,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
+from ..model.base_model import run_train_step
 from ..registry import MODEL_WRAPPERS, STRATEGIES
 from ..utils import did_you_mean
 from .distributed import DistributedStrategy
@@ -36,18 +36,7 @@ class CadenceDistributedDataParallel(DistributedDataParallel):
     """
 
     def train_step(self, data: Any, optim_wrapper: Any) -> dict[str, Any]:
-        module: Any = self.module
-        with optim_wrapper.optim_context(self):
-            data = module.data_preprocessor(data, training=True)
-            if isinstance(data, Mapping):
-                losses = self(**data, mode="loss")
-            elif isinstance(data, (list, tuple)):
-                losses = self(*data, mode="loss")
-            else:
-                raise TypeError(f"data must be a dict, list or tuple, got {type(data).__name__}")
-        loss, log_vars = module.parse_losses(losses)
-        optim_wrapper.update_params(loss)
-        return log_vars
+        return run_train_step(self.module, data, optim_wrapper, self)
 
     def val_step(self, data: Any) -> Any:
         return self.module.val_step(data)

@@ -21,6 +21,7 @@ from torch import nn
 
 from ..checkpoint.files import safe_torch_load
 from ..checkpoint.weights import model_weights
+from ..model.base_model import run_train_step
 from ..registry import OPTIM_WRAPPERS, STRATEGIES
 from .distributed import DistributedStrategy
 
@@ -162,15 +163,8 @@ class DeepSpeedEngineWrapper(nn.Module):
         return self.engine.module
 
     def train_step(self, data: Any, optim_wrapper: Any) -> dict[str, Any]:
-        model: Any = self.engine.module
-        data = model.data_preprocessor(data, training=True)
-        if isinstance(data, Mapping):
-            losses = self.engine(**data, mode="loss")
-        else:
-            losses = self.engine(*data, mode="loss")
-        loss, log_vars = model.parse_losses(losses)
-        optim_wrapper.update_params(loss)
-        return log_vars
+        # the engine runs the forward pass and handles no_sync and mixed precision itself
+        return run_train_step(self.engine.module, data, optim_wrapper, self.engine, False)
 
     def val_step(self, data: Any) -> Any:
         return self.engine.module.val_step(data)

@@ -415,6 +415,30 @@ def test_a_hook_failing_in_an_iteration_is_named_with_its_stage(tmp_path, stage)
     assert "'Boom'" in notes and stage in notes
 
 
+class ValBoom(Hook):
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+
+    def before_val_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
+        if self.stage == "before_val_iter":
+            raise KeyError("boom")
+
+    def after_val_iter(self, runner: Any, batch_idx: int, data_batch: Any = None,
+                       outputs: Any = None) -> None:  # fmt: skip
+        if self.stage == "after_val_iter" and outputs is not None:
+            raise KeyError("boom")
+
+
+@pytest.mark.parametrize("stage", ["before_val_iter", "after_val_iter"])
+def test_a_hook_failing_in_a_validation_iteration_is_named_with_its_stage(tmp_path, stage):
+    runner = Runner.from_cfg(config(tmp_path, "valboom", val=True))
+    runner.register_hook(ValBoom(stage))
+    with pytest.raises(KeyError) as info:
+        runner.val()
+    notes = "".join(getattr(info.value, "__notes__", []))
+    assert "'ValBoom'" in notes and stage in notes
+
+
 class FailingNet(DropoutNet):
     def forward(self, inputs: Any, data_samples: Any = None, mode: str = "tensor") -> Any:
         raise KeyError("model")

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from cadence.model import BaseDataPreprocessor, BaseModel, ImgDataPreprocessor, parse_losses
+from cadence.model.base_model import run_train_step
 
 
 class FakeOptimWrapper:
@@ -85,6 +86,39 @@ def test_train_step_lowers_the_loss_and_returns_detached_log_vars():
     assert history[-1]["loss"] < 0.2 * history[0]["loss"]
     assert preprocessor.training_flags == [True] * 30
     assert wrapper.context_models == [model] * 30
+
+
+class CountingForward(nn.Module):
+    """A wrapper that runs the model's forward pass and counts the calls (as DDP would)."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model, self.calls = model, 0
+
+    def forward(self, *args, **kwargs):
+        self.calls += 1
+        return self.model(*args, **kwargs)
+
+
+@pytest.mark.parametrize("optim_context", [True, False])
+def test_run_train_step_forwards_through_the_given_callable(optim_context):
+    preprocessor = RecordingPreprocessor()
+    model = Regressor(data_preprocessor=preprocessor)
+    wrapper = FakeOptimWrapper(torch.optim.SGD(model.parameters(), lr=0.05))
+    forward = CountingForward(model)
+    before = model.linear.weight.detach().clone()
+    log_vars = run_train_step(model, regression_data(), wrapper, forward, optim_context)
+    assert list(log_vars) == ["loss", "loss_mse", "loss_l1", "acc"]
+    assert forward.calls == 1 and preprocessor.training_flags == [True]
+    assert wrapper.context_models == ([forward] if optim_context else [])
+    assert not torch.equal(model.linear.weight, before)  # update_params ran
+    data = regression_data()  # a list/tuple from the preprocessor goes by position
+    model.data_preprocessor = BaseDataPreprocessor()
+    as_list = [data["inputs"], data["data_samples"]]
+    run_train_step(model, as_list, wrapper, forward, optim_context)
+    assert forward.calls == 2
+    with pytest.raises(TypeError, match="dict .* or a list/tuple"):
+        run_train_step(model, data["inputs"], wrapper, forward, optim_context)
 
 
 def test_val_and_test_steps_predict_without_training_flag():

@@ -106,7 +106,18 @@ def test_describe_lists_stages_in_order_and_state_round_trip():
     assert memory.count == 3
 
 
-def test_positional_calls_reach_the_same_hooks_and_name_the_culprit():
+def _run_stage(manager: HookManager, stage: str, runner, *args) -> None:
+    """Call ``stage`` as the loops do: the manager's functions by position, blaming on error."""
+    fn = None
+    try:
+        for fn in manager.stage_calls[stage]:
+            fn(runner, *args)
+    except Exception as exc:
+        manager.blame(exc, stage, fn)
+        raise
+
+
+def test_stage_calls_reach_the_same_hooks_as_call_and_name_the_culprit():
     seen: list[tuple] = []
 
     class Iter(Hook):
@@ -118,18 +129,73 @@ def test_positional_calls_reach_the_same_hooks_and_name_the_culprit():
             raise KeyError("bad")
 
     manager = HookManager()
+    calls = manager.stage_calls
     manager.register(Iter(), name="first")
-    manager.call_positional("after_train_iter", "runner", 3, "batch", {"loss": 1})
+    _run_stage(manager, "after_train_iter", "runner", 3, "batch", {"loss": 1})
     manager.call("after_train_iter", runner="runner", batch_idx=4, data_batch="b")
-    assert seen == [("runner", 3, "batch", {"loss": 1}), ("runner", 4, "b", None)]
-    manager.register(Boom(), name="boom", priority="LOWEST")  # the table is rebuilt
+    manager.call("after_train_iter", runner="runner", batch_idx=5, outputs={"loss": 2})
+    assert seen == [
+        ("runner", 3, "batch", {"loss": 1}),
+        ("runner", 4, "b", None),
+        ("runner", 5, None, {"loss": 2}),
+    ]
+    manager.register(Boom(), name="boom", priority="LOWEST")  # the table is rebuilt in place
+    assert manager.stage_calls is calls and len(calls["after_train_iter"]) == 2
     with pytest.raises(KeyError) as info:
-        manager.call_positional("after_train_iter", "runner", 5)
+        _run_stage(manager, "after_train_iter", "runner", 5)
     assert any("'boom'" in note and "after_train_iter" in note for note in info.value.__notes__)
-    assert len(seen) == 3
+    with pytest.raises(KeyError) as info:
+        manager.call("after_train_iter", runner="runner", batch_idx=6)
+    assert any("'boom'" in note and "after_train_iter" in note for note in info.value.__notes__)
+    assert len(seen) == 5
 
 
-def test_runner_positional_hook_call(tmp_path):
+def test_call_passes_arguments_by_position_to_every_stage():
+    seen: list[tuple] = []
+
+    class Epoch(Hook):
+        def after_val_epoch(self, runner, metrics=None):
+            seen.append(("val", metrics))
+
+        def before_save_checkpoint(self, runner, checkpoint):
+            seen.append(("save", checkpoint))
+
+    class Kwargs(Hook):
+        def after_val_epoch(self, runner, **kwargs):
+            seen.append(("kwargs", kwargs))
+
+        def before_save_checkpoint(self, runner, *args, **kwargs):
+            seen.append(("args+kwargs", args, kwargs))
+
+    manager = HookManager()
+    manager.register(Epoch())
+    manager.register(Kwargs())
+    manager.call("after_val_epoch", runner=None, metrics={"acc": 1.0})
+    manager.call("after_val_epoch", runner=None)
+    manager.call("before_save_checkpoint", runner=None, checkpoint={"meta": 1})
+    assert seen == [
+        ("val", {"acc": 1.0}),
+        ("kwargs", {"metrics": {"acc": 1.0}}),
+        ("val", None),
+        ("kwargs", {}),
+        ("save", {"meta": 1}),
+        ("args+kwargs", (), {"checkpoint": {"meta": 1}}),  # mmengine passes keywords
+    ]
+
+
+def test_call_with_arguments_a_stage_does_not_list_passes_them_as_given():
+    class Strict(Hook):
+        def after_val_epoch(self, runner, metrics=None):
+            raise AssertionError("not reached")
+
+    manager = HookManager()
+    manager.register(Strict(), name="strict")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'extra'") as info:
+        manager.call("after_val_epoch", runner=None, extra=1)
+    assert any("'strict'" in note and "after_val_epoch" in note for note in info.value.__notes__)
+
+
+def test_runner_call_hook_goes_through_stage_calls(tmp_path):
     from cadence.runner import Runner
 
     seen: list[tuple] = []
@@ -140,8 +206,11 @@ def test_runner_positional_hook_call(tmp_path):
 
     runner = Runner(model=dict(type="Net"), work_dir=str(tmp_path))
     runner.register_hook(Iter())
-    runner.call_hook_positional("before_train_iter", 2, {"x": 1})
-    assert seen == [(runner, 2, {"x": 1})]
+    assert len(runner.stage_calls["before_train_iter"]) == 1
+    runner.call_hook("before_train_iter", batch_idx=2, data_batch={"x": 1})
+    for fn in runner.stage_calls["before_train_iter"]:
+        fn(runner, 3, None)
+    assert seen == [(runner, 2, {"x": 1}), (runner, 3, None)]
 
 
 def test_positional_calls_reach_hooks_declared_with_keywords_only():
@@ -161,19 +230,24 @@ def test_positional_calls_reach_hooks_declared_with_keywords_only():
         def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
             seen.append(("plain", batch_idx, data_batch, outputs))
 
+    class ArgsOnlyHook(Hook):
+        def after_train_iter(self, runner, *args):
+            seen.append(("args", args))
+
     class BrokenKwargsHook(Hook):
         def before_train_iter(self, runner, **kwargs):
             raise RuntimeError("boom")
 
     manager = HookManager()
-    for hook in (KwargsHook(), KeywordOnlyHook(), PlainHook(), BrokenKwargsHook()):
+    for hook in (KwargsHook(), KeywordOnlyHook(), PlainHook(), ArgsOnlyHook(), BrokenKwargsHook()):
         manager.register(hook)
-    manager.call_positional("after_train_iter", None, 3, "batch", {"loss": 1})
+    _run_stage(manager, "after_train_iter", None, 3, "batch", {"loss": 1})
     assert seen == [
         ("kwargs", {"batch_idx": 3, "data_batch": "batch", "outputs": {"loss": 1}}),
         ("kwonly", 3, "batch", {"loss": 1}),
         ("plain", 3, "batch", {"loss": 1}),
+        ("args", (3, "batch", {"loss": 1})),
     ]
     with pytest.raises(RuntimeError) as info:
-        manager.call_positional("before_train_iter", None, 0, None)
+        _run_stage(manager, "before_train_iter", None, 0, None)
     assert "BrokenKwargsHook" in "".join(getattr(info.value, "__notes__", []))
