@@ -71,7 +71,7 @@ def first_batch_seconds(sampler: str, iteration: int, samples: int, batch_size: 
         epoch, within = divmod(iteration, len(loader))
     start = time.perf_counter()
     batches = _EndlessIterator(loader, epoch, within, keep_rng=True)
-    next(batches)
+    next(iter(batches))
     return time.perf_counter() - start
 
 
