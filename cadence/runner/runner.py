@@ -16,7 +16,8 @@ from torch import nn
 
 from ..config import Config
 from ..hooks import TrainingPreempted
-from ..registry import LOG_PROCESSORS, LOOPS, RUNNERS, STRATEGIES, set_default_scope
+from ..loops.builder import build_loop
+from ..registry import LOG_PROCESSORS, RUNNERS, STRATEGIES, set_default_scope
 from ..strategies.base import default_strategy_type
 from ..utils.paths import refuse_url
 from .assemble import assemble, train_facts
@@ -262,22 +263,7 @@ class Runner(PersistenceMixin):
             raise RuntimeError(
                 f"cannot {mode}: set {', '.join(_TRIPLES[mode])} in the config to {mode}"
             )
-        if not isinstance(loop_cfg, Mapping):
-            return loop_cfg
-        cfg = dict(loop_cfg)
-        if mode == "train":
-            by_epoch = cfg.pop("by_epoch", None)
-            if "type" not in cfg:
-                if by_epoch is None:
-                    by_epoch = "max_iters" not in cfg
-                cfg["type"] = "EpochBasedTrainLoop" if by_epoch else "IterBasedTrainLoop"
-            return LOOPS.build(cfg, default_args=dict(runner=self, dataloader=loader),
-                               key_path="train_cfg")  # fmt: skip
-        cfg.setdefault("type", "ValLoop" if mode == "val" else "TestLoop")
-        return LOOPS.build(
-            cfg, default_args=dict(runner=self, dataloader=loader, evaluator=third),
-            key_path=f"{mode}_cfg",
-        )  # fmt: skip
+        return build_loop(mode, loop_cfg, self, loader, third)
 
     def _prepare(self, train: bool) -> None:
         """Build and set up the model (and, to train, its optimizer wrapper and schedulers)."""
