@@ -12,12 +12,18 @@ CHECKPOINT_EXTENSIONS = (".pth", ".pt", ".ckpt")
 
 
 def write_last_checkpoint(work_dir: str, path: str, name: str = LAST_CHECKPOINT) -> None:
-    """Point ``work_dir/<name>`` (``last_checkpoint``) at ``path`` (atomically, durably)."""
+    """Point ``work_dir/<name>`` (``last_checkpoint``) at ``path`` (atomically, durably).
+
+    A checkpoint inside ``work_dir`` is named relative to it, so a copy of the work dir
+    (``cp -r``, a synced bucket) points at its own files, not the original's.
+    """
     os.makedirs(work_dir, exist_ok=True)
+    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(work_dir))
+    target = path if relative.startswith(os.pardir) else relative
     fd, tmp = temp_file(work_dir, ".last-")
     try:
         with os.fdopen(fd, "w") as f:
-            f.write(path)
+            f.write(target)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, os.path.join(work_dir, name))

@@ -185,3 +185,17 @@ def test_published_weights_carry_a_manifest_and_verify(tmp_path):
     flip_a_byte(out)
     with pytest.raises(CheckpointError, match="is corrupted"):
         read_checkpoint(out)
+
+
+def test_a_copied_work_dir_resumes_from_its_own_files(tmp_path):
+    work = tmp_path / "work"
+    train(cfg(work, max_epochs=2))
+    assert (work / "last_checkpoint").read_text() == "epoch_2.pth"  # relative to the work dir
+    copy = tmp_path / "copy"
+    shutil.copytree(work, copy)
+    flip_a_byte(str(work / "epoch_2.pth"))  # the original may change or go away
+    resumed, counter = train(cfg(copy, max_epochs=3, resume=True))
+    assert counter.iters == 4
+    assert f"Resumed from {copy / 'epoch_2.pth'}" in log_text(resumed)
+    assert "Skipping" not in log_text(resumed)  # never looked at the original's files
+    assert find_latest_checkpoint(str(copy)) == str(copy / "epoch_3.pth")
