@@ -12,7 +12,7 @@ import time
 
 import pytest
 import torch
-from runner_toys import log_text, train_counting
+from runner_toys import log_text, toy_config, train_counting
 
 from cadence.checkpoint import (
     CheckpointError,
@@ -23,25 +23,10 @@ from cadence.checkpoint import (
     read_checkpoint,
     read_manifest,
 )
-from cadence.config import Config
 
 
 def cfg(work_dir, max_epochs=3, **overrides):
-    c = dict(
-        model=dict(type="ToyClassifier"),
-        work_dir=str(work_dir),
-        train_dataloader=dict(
-            batch_size=16, dataset=dict(type="Blobs", n=64, seed=0),
-            sampler=dict(type="DefaultSampler", shuffle=True),
-            collate_fn=dict(type="default_collate"),
-        ),
-        train_cfg=dict(by_epoch=True, max_epochs=max_epochs),
-        optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.05, momentum=0.9)),
-        default_hooks=dict(checkpoint=dict(type="CheckpointHook", interval=1)),
-        randomness=dict(seed=3),
-    )  # fmt: skip
-    c.update(overrides)
-    return Config(c)
+    return toy_config(work_dir, max_epochs, **overrides)
 
 
 train = train_counting

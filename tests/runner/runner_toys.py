@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import Dataset
 
+from cadence.config import Config
 from cadence.hooks import Hook
 from cadence.model import BaseModel
 from cadence.runner import Runner
@@ -79,3 +80,22 @@ def train_counting(config: Any) -> tuple[Runner, CountIters]:
 def log_text(runner: Runner) -> str:
     """Everything the run wrote to its log files."""
     return "".join(open(p).read() for p in glob.glob(os.path.join(runner.log_dir, "*.log")))
+
+
+def toy_config(work_dir: Any, max_epochs: int = 1, n: int = 64, **overrides: Any) -> Config:
+    """A checkpointing run of the toy classifier on Blobs (``n`` samples, batch 16)."""
+    cfg: dict[str, Any] = dict(
+        model=dict(type="ToyClassifier"),
+        work_dir=str(work_dir),
+        train_dataloader=dict(
+            batch_size=16, dataset=dict(type="Blobs", n=n, seed=0),
+            sampler=dict(type="DefaultSampler", shuffle=True),
+            collate_fn=dict(type="default_collate"),
+        ),
+        train_cfg=dict(by_epoch=True, max_epochs=max_epochs),
+        optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.05, momentum=0.9)),
+        default_hooks=dict(checkpoint=dict(type="CheckpointHook", interval=1)),
+        randomness=dict(seed=3),
+    )  # fmt: skip
+    cfg.update(overrides)
+    return Config(cfg)

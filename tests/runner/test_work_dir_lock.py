@@ -11,28 +11,14 @@ import subprocess
 import sys
 
 import pytest
-from runner_toys import log_text
+from runner_toys import log_text, toy_config
 
-from cadence.config import Config
 from cadence.runner import Runner
 from cadence.runner.work_dir_lock import LOCK_NAME, WorkDirLockedError
 
 
 def cfg(work_dir, **overrides):
-    c = dict(
-        model=dict(type="ToyClassifier"),
-        work_dir=str(work_dir),
-        train_dataloader=dict(
-            batch_size=16, dataset=dict(type="Blobs", n=32, seed=0),
-            sampler=dict(type="DefaultSampler", shuffle=True),
-            collate_fn=dict(type="default_collate"),
-        ),
-        train_cfg=dict(by_epoch=True, max_epochs=1),
-        optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.05)),
-        default_hooks=dict(checkpoint=dict(type="CheckpointHook", interval=1)),
-    )  # fmt: skip
-    c.update(overrides)
-    return Config(c)
+    return toy_config(work_dir, n=32, **overrides)
 
 
 def write_lock(work_dir, **holder):
