@@ -37,3 +37,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _isolate_global_state() -> Iterator[None]:
     with isolated_registries(), isolated_instances(start_empty=False):
         yield
+
+
+@pytest.fixture(scope="session")
+def s3_session() -> Iterator[object]:
+    """moto's S3 server for the whole session (per xdist worker)."""
+    from s3_server import s3_server
+
+    with s3_server() as server:
+        yield server
+
+
+@pytest.fixture
+def s3(s3_session: object, tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> object:
+    """The S3 server, with this test's own staging folder (``CADENCE_STAGING_DIR``)."""
+    for key, value in s3_session.env.items():  # type: ignore[attr-defined]
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("CADENCE_STAGING_DIR", os.path.join(str(tmp_path), "staging"))
+    return s3_session

@@ -25,6 +25,7 @@ from cadence.logging import LogProcessor, MessageHub
 from cadence.loops import BaseLoop
 from cadence.optim import OptimWrapper
 from cadence.runner import RunnerProtocol
+from cadence.runner.paths import RunPaths
 from cadence.strategies import BaseStrategy
 from cadence.visualization import Visualizer
 
@@ -105,6 +106,7 @@ class StandInRunner:
         self.randomness_cfg: Mapping[str, Any] = dict(randomness_cfg or {})
         self.resuming = resuming
         self.work_dir = work_dir
+        self.paths = RunPaths(work_dir or ".", None, False)
         self.experiment_name = experiment_name
         self.rank, self.world_size, self.seed = rank, world_size, seed
         #: No hook functions at any stage (loops find every stage here, as on a runner).

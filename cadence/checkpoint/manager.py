@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..fileio import is_url
 from .files import (
     BeforeLoad,
     CheckpointError,
@@ -25,11 +26,14 @@ from .files import (
     remove_checkpoint,
 )
 from .pointer import (
+    LAST_CHECKPOINT,
     checkpoint_candidates,
     find_latest_checkpoint,
+    pointer_target,
     unverified_checkpoints,
     write_last_checkpoint,
 )
+from .remote import RemoteStorage
 from .snapshot import Snapshot
 from .steps import CheckpointSteps
 from .writer import AsyncCheckpointWriter
@@ -59,13 +63,20 @@ class CheckpointManager:
         steps: the strategy.
         work_dir: where the ``last_checkpoint`` pointer lives.
         logger: where background-write errors and skipped checkpoints are reported.
+        storage: the run's remote folders (:mod:`~cadence.checkpoint.remote`), if any:
+            every save is uploaded after it is written, every load downloads first.
     """
 
     def __init__(
-        self, steps: CheckpointSteps, work_dir: str, logger: logging.Logger | None = None
+        self,
+        steps: CheckpointSteps,
+        work_dir: str,
+        logger: logging.Logger | None = None,
+        storage: RemoteStorage | None = None,
     ) -> None:
         self.steps = steps
         self.work_dir = work_dir
+        self.storage = storage
         self.logger = logger or logging.getLogger("cadence")
         self.parts: dict[str, _Part] = {}
         self._writer: AsyncCheckpointWriter | None = None
@@ -125,13 +136,21 @@ class CheckpointManager:
         options = dict(save_optimizer=save_optimizer, save_param_scheduler=save_param_scheduler)
         stale = [p for p in delete_after if os.path.abspath(p) != os.path.abspath(path)]
 
+        storage = self.storage
+
         def finish() -> None:
-            if update_last:
-                write_last_checkpoint(self.work_dir, path)
-            for name in pointers:
-                write_last_checkpoint(self.work_dir, path, name)
+            if storage is not None:  # companions are up; the manifest goes after the file
+                storage.push_checkpoint(path)
+            names = ([LAST_CHECKPOINT] if update_last else []) + list(pointers)
+            for name in names:
+                outside = storage.remote(path) if storage is not None else None
+                write_last_checkpoint(self.work_dir, path, name, outside=outside)
+                if storage is not None:
+                    storage.push_pointer(self.work_dir, name)
             for old in stale:
                 remove_checkpoint(old)
+                if storage is not None:
+                    storage.delete_checkpoint(old)
 
         if async_ and steps.supports_async_save:
             if steps.rank == 0:
@@ -154,6 +173,10 @@ class CheckpointManager:
         state = {**steps.checkpoint_state(**options), **extra}
         steps.save_companion(path, save_optimizer=save_optimizer)
         files = steps.companion_digests(path)
+        if storage is not None:  # each process uploads a share of its machine's files
+            from ..dist import get_local_rank, get_local_size
+
+            storage.push_companions(path, get_local_rank(), get_local_size())
         if steps.rank == 0:
             atomic_torch_save(state, path, files=files)
         steps.barrier()
@@ -161,10 +184,44 @@ class CheckpointManager:
             finish()
         return path
 
+    def _pull_index(self) -> bool:
+        """Make the staged index (pointers, manifests) of remote checkpoint folders equal
+        the remote one; return whether there is one."""
+        storage = self.storage
+        assert storage is not None
+        partial = storage.pull_index(self.work_dir)
+        try:
+            target = pointer_target(self.work_dir)
+        except CheckpointError:
+            target = None
+        remote = storage.remote(self.work_dir) is not None
+        if is_url(target):  # the pointer names a checkpoint in a remote out_dir
+            assert target is not None
+            local = storage.local(target)
+            partial += storage.pull_index(os.path.dirname(local))
+            remote = True
+        for url in partial:
+            self.logger.warning(
+                f"Ignoring {url}: it has no manifest (an upload cut short), so it cannot be "
+                "verified"
+            )
+        return remote
+
+    def _fetch(self, path: str) -> None:
+        """Download a staged remote checkpoint (what the local copy lacks) before reading
+        (each process; the processes of one machine share the staged copy)."""
+        if self.storage is not None:
+            self.storage.fetch(path)
+
     def wait(self) -> None:
-        """Wait for a background write to finish; raise its error, if any."""
-        if self._writer is not None:
-            self._writer.wait()
+        """Wait for a background write (and upload) to finish; raise its error, if any.
+        Then (rank 0) upload the work dir's other files that changed: logs, config, scalars."""
+        try:
+            if self._writer is not None:
+                self._writer.wait()
+        finally:
+            if self.storage is not None and self.steps.rank == 0:
+                self.storage.push_tree(self.work_dir)
 
     def _writers(self) -> AsyncCheckpointWriter:
         if self._writer is None:
@@ -187,6 +244,7 @@ class CheckpointManager:
         before_load: BeforeLoad | None = None,
     ) -> dict[str, Any]:
         """Load the model weights of ``path`` (verified first); return the checkpoint."""
+        self._fetch(path)
         checkpoint = read_checkpoint(path, map_location, before_load)
         self.steps.load_weights(checkpoint, strict=strict, revise_keys=revise_keys)
         return checkpoint
@@ -201,6 +259,7 @@ class CheckpointManager:
         before_load: BeforeLoad | None = None,
     ) -> dict[str, Any]:
         """Restore the strategy's state and every part from ``path``; return the checkpoint."""
+        self._fetch(path)
         checkpoint = read_checkpoint(path, map_location, before_load)
         self.steps.restore(
             path, checkpoint, resume_optimizer=resume_optimizer,
@@ -220,6 +279,7 @@ class CheckpointManager:
         or None where the work dir holds no checkpoint. Unusable ones are skipped with a
         warning saying why; checkpoints that exist but none of which can be verified stop
         the run (:class:`CheckpointError`) rather than being overwritten by a new one."""
+        staged = self.storage is not None and self._pull_index()
         try:
             find_latest_checkpoint(self.work_dir)
         except CheckpointError as e:
@@ -230,7 +290,8 @@ class CheckpointManager:
                 f"Skipping checkpoint {path}: it has no manifest, so it could not be verified"
             )
         skipped: list[str] = []
-        for path in checkpoint_candidates(self.work_dir):
+        resolve = self.storage.local if self.storage is not None else None
+        for path in checkpoint_candidates(self.work_dir, staged=staged, resolve=resolve):
             try:
                 self.resume(path, before_load=before_load)
             except (CheckpointError, FileNotFoundError) as e:  # incl. a missing shard folder

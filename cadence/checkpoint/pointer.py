@@ -3,23 +3,34 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
-from .files import CheckpointError, fsync_dir, manifest_path, read_manifest, temp_file
+from .files import (
+    MANIFEST_SUFFIX,
+    CheckpointError,
+    fsync_dir,
+    manifest_path,
+    read_manifest,
+    temp_file,
+)
 
 LAST_CHECKPOINT = "last_checkpoint"
 #: File names taken for checkpoints when looking for ones without a manifest.
 CHECKPOINT_EXTENSIONS = (".pth", ".pt", ".ckpt")
 
 
-def write_last_checkpoint(work_dir: str, path: str, name: str = LAST_CHECKPOINT) -> None:
+def write_last_checkpoint(
+    work_dir: str, path: str, name: str = LAST_CHECKPOINT, outside: str | None = None
+) -> None:
     """Point ``work_dir/<name>`` (``last_checkpoint``) at ``path`` (atomically, durably).
 
     A checkpoint inside ``work_dir`` is named relative to it, so a copy of the work dir
-    (``cp -r``, a synced bucket) points at its own files, not the original's.
+    (``cp -r``, a synced bucket) points at its own files, not the original's; one
+    outside it by ``outside`` (its URL, for a staged remote file) or its path.
     """
     os.makedirs(work_dir, exist_ok=True)
     relative = os.path.relpath(os.path.abspath(path), os.path.abspath(work_dir))
-    target = path if relative.startswith(os.pardir) else relative
+    target = (outside or path) if relative.startswith(os.pardir) else relative
     fd, tmp = temp_file(work_dir, ".last-")
     try:
         with os.fdopen(fd, "w") as f:
@@ -34,7 +45,7 @@ def write_last_checkpoint(work_dir: str, path: str, name: str = LAST_CHECKPOINT)
     fsync_dir(work_dir)
 
 
-def _pointer_target(work_dir: str, name: str = LAST_CHECKPOINT) -> str | None:
+def pointer_target(work_dir: str, name: str = LAST_CHECKPOINT) -> str | None:
     pointer = os.path.join(work_dir, name)
     if not os.path.isfile(pointer):
         return None
@@ -48,7 +59,7 @@ def _pointer_target(work_dir: str, name: str = LAST_CHECKPOINT) -> str | None:
         ) from e
     if "\0" in path or "\n" in path:
         raise CheckpointError(f"the pointer {pointer} does not hold a checkpoint path")
-    if path and not os.path.isabs(path):
+    if path and not os.path.isabs(path) and "://" not in path:
         path = os.path.join(work_dir, path)
     return path or None
 
@@ -56,7 +67,7 @@ def _pointer_target(work_dir: str, name: str = LAST_CHECKPOINT) -> str | None:
 def find_latest_checkpoint(work_dir: str, name: str = LAST_CHECKPOINT) -> str | None:
     """The checkpoint ``work_dir/<name>`` (``last_checkpoint``; ``best_checkpoint``...)
     points at, if it still exists (:class:`CheckpointError` if the pointer is garbled)."""
-    path = _pointer_target(work_dir, name)
+    path = pointer_target(work_dir, name)
     return path if path and os.path.isfile(path) else None
 
 
@@ -69,7 +80,7 @@ def _folders(work_dir: str, target: str | None) -> list[str]:
 
 def _safe_target(work_dir: str) -> str | None:
     try:
-        return _pointer_target(work_dir)
+        return pointer_target(work_dir)
     except CheckpointError:  # resume reports it; the other checkpoints still count
         return None
 
@@ -86,23 +97,31 @@ def _progress_key(path: str) -> tuple[int, int, int, str]:
     return (0, 0, 0, str(info.get("created", "")))  # version-1 manifests: when it was saved
 
 
-def checkpoint_candidates(work_dir: str) -> list[str]:
+def checkpoint_candidates(
+    work_dir: str, *, staged: bool = False, resolve: Callable[[str], str] | None = None
+) -> list[str]:
     """Checkpoints to resume from, best first: the pointer's target, then the other
     checkpoints with a manifest in its folder and in ``work_dir``, by the training
     progress their manifests record (``best_*`` checkpoints, written without optimizer
-    state, and files without a manifest, which cannot be verified, are left out)."""
+    state, and files without a manifest, which cannot be verified, are left out).
+    ``staged``: a staged remote folder, where a manifest stands for its checkpoint
+    until the checkpoint is downloaded; ``resolve`` maps a URL in the pointer to its
+    staged path."""
+    present = (lambda p: os.path.isfile(manifest_path(p))) if staged else os.path.isfile
     target = _safe_target(work_dir)
+    if target and resolve is not None and "://" in target:
+        target = resolve(target)
     first = target if target and os.path.isfile(manifest_path(target)) else None
     found = []
     for folder in _folders(work_dir, target):
         for name in os.listdir(folder):
-            path = os.path.join(folder, name)
-            if name.startswith(("best_", ".")) or not os.path.isfile(manifest_path(path)):
+            if name.startswith(("best_", ".")) or not name.endswith(MANIFEST_SUFFIX):
                 continue
-            if os.path.isfile(path) and path != first:
+            path = os.path.join(folder, name[: -len(MANIFEST_SUFFIX)])
+            if present(path) and path != first:
                 found.append(path)
     ordered = sorted(found, key=_progress_key, reverse=True)
-    return ([first] if first and os.path.isfile(first) else []) + ordered
+    return ([first] if first and present(first) else []) + ordered
 
 
 def unverified_checkpoints(work_dir: str) -> list[str]:

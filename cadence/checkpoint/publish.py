@@ -10,15 +10,17 @@ from typing import Any, BinaryIO
 
 import torch
 
-from ..utils.paths import refuse_url
+from ..fileio import is_url
 from .files import (
     CheckpointError,
     fsync_dir,
     manifest_for,
+    manifest_path,
     read_checkpoint,
     temp_file,
     write_manifest,
 )
+from .remote import RemoteStorage, fetch_url
 
 PUBLISH_EXTENSIONS = (".pth", ".pt", ".ckpt")
 
@@ -45,13 +47,19 @@ def publish_checkpoint(
     The input is verified and read with ``weights_only=True``; a file that is a bare
     state dict is published as its ``state_dict``.
     """
-    refuse_url(in_file, "in_file")
-    refuse_url(out_file, "out_file")
     if format not in PUBLISH_FORMATS:
         raise ValueError(f"publish_checkpoint: format must be one of {PUBLISH_FORMATS}, "
                          f"got {format!r}")  # fmt: skip
     if isinstance(keys, str):
         keys = (keys,)
+    in_file = fetch_url(in_file)  # a URL is downloaded (and verified) first
+    if is_url(out_file):  # written locally, then uploaded with its manifest and config
+        storage = RemoteStorage()
+        final = publish_checkpoint(in_file, storage.local(out_file), keys, format=format)
+        for path in (final, os.path.splitext(final)[0] + ".py", manifest_path(final)):
+            if os.path.isfile(path):  # the manifest last, as for every upload
+                storage.push_file(path)
+        return str(storage.remote(final))
     checkpoint: dict[str, Any] = read_checkpoint(in_file)
     if "state_dict" not in checkpoint and all(
         isinstance(v, torch.Tensor) for v in checkpoint.values()

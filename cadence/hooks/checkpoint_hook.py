@@ -6,10 +6,9 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..fileio import check_url, join_path
 from ..optim import accumulation_pending
 from ..registry import HOOKS
-from ..utils.compat import warn_unused_storage_args
-from ..utils.paths import refuse_url
 from .hook import Hook
 
 if TYPE_CHECKING:
@@ -59,8 +58,8 @@ class CheckpointHook(Hook):
         filename_tmpl: e.g. ``'epoch_{}.pth'`` (default by ``by_epoch``).
         async_save: copy the state to CPU and write it on a background thread;
             the next save and the end of the run wait for it (errors surface there).
-        file_client_args / backend_args: accepted for mmengine configs; a non-empty
-            value warns, as remote storage is not supported yet.
+        file_client_args / backend_args: fsspec storage options for a remote
+            ``out_dir`` or work dir (``dict(endpoint_url=...)``; docs/checkpoints.md).
     """
 
     priority = "VERY_LOW"
@@ -88,12 +87,12 @@ class CheckpointHook(Hook):
     ) -> None:
         if not isinstance(interval, int):
             raise TypeError(f"CheckpointHook.interval must be an int, got {interval!r}")
-        warn_unused_storage_args(
-            "CheckpointHook", file_client_args=file_client_args, backend_args=backend_args
-        )
         if not isinstance(save_begin, int) or save_begin < 0:
             raise ValueError(f"CheckpointHook.save_begin must be an int >= 0, got {save_begin!r}")
-        refuse_url(out_dir, "CheckpointHook.out_dir")
+        problem = check_url(out_dir, "CheckpointHook.out_dir")
+        if problem is not None:
+            raise ValueError(problem)
+        self.backend_args = dict(backend_args or file_client_args or {})
         self.interval = interval
         self.by_epoch = by_epoch
         self.save_optimizer = save_optimizer
@@ -138,10 +137,13 @@ class CheckpointHook(Hook):
 
     # ----------------------------------------------------------- helpers
     def _dir(self, runner: RunnerProtocol) -> str:
+        """The checkpoint folder: the work dir, or ``out_dir/<work dir's name>`` (staged
+        locally when ``out_dir`` is a URL)."""
         work_dir = runner.work_dir
         if self.out_dir is None or os.path.abspath(self.out_dir) == os.path.abspath(work_dir):
-            return work_dir
-        return os.path.join(self.out_dir, os.path.basename(work_dir.rstrip(os.sep)))
+            return runner.paths.stage(None, self.backend_args) or work_dir
+        name = os.path.basename((runner.paths.remote_work_dir or work_dir).rstrip("/"))
+        return str(runner.paths.stage(join_path(self.out_dir, name), self.backend_args))
 
     def _due(self, step: int) -> bool:
         """Whether 1-based ``step`` is a save point: save_begin, +interval, ..."""

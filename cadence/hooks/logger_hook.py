@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
+from ..fileio import check_url, copyfile, join_path, list_dir_or_file
 from ..logging.log_processor import mode_loop
 from ..logging.progress import ProgressBar, check_progress_mode, format_loss, wants_bar
 from ..registry import HOOKS
-from ..utils.compat import warn_unused_storage_args
 from .hook import Hook
 
 if TYPE_CHECKING:
@@ -71,9 +72,10 @@ class LoggerHook(Hook):
             second, the time left and the latest loss. It is redrawn at most
             5 times per second; between redraws an iteration costs one
             counter update. Log lines still appear, above the bar.
-        out_dir, out_suffix, keep_local, file_client_args, backend_args:
-            accepted for mmengine configs; logs stay in the run's log dir (a non-empty
-            ``file_client_args``/``backend_args`` warns: remote storage is not supported yet).
+        out_dir: at the end of the run, copy the log dir's files ending in
+            ``out_suffix`` to ``out_dir/<name of the work dir>/`` (a path or a URL, with
+            ``backend_args``/``file_client_args`` as storage options); ``keep_local=False``
+            deletes the local copies (as mmengine).
 
     Example::
 
@@ -97,9 +99,6 @@ class LoggerHook(Hook):
     ) -> None:
         if not isinstance(interval, int) or isinstance(interval, bool) or interval <= 0:
             raise ValueError(f"LoggerHook.interval must be a positive int, got {interval!r}")
-        warn_unused_storage_args(
-            "LoggerHook", file_client_args=file_client_args, backend_args=backend_args
-        )
         if not isinstance(interval_exp_name, int) or interval_exp_name < 0:
             raise ValueError(
                 f"LoggerHook.interval_exp_name must be an int >= 0, got {interval_exp_name!r}"
@@ -107,7 +106,13 @@ class LoggerHook(Hook):
         self.interval = interval
         self.ignore_last = ignore_last
         self.interval_exp_name = interval_exp_name
+        problem = check_url(out_dir, "LoggerHook.out_dir")
+        if problem is not None:
+            raise ValueError(problem)
         self.out_dir = out_dir
+        self.out_suffix = out_suffix if isinstance(out_suffix, str) else tuple(out_suffix)
+        self.keep_local = keep_local
+        self.backend_args = dict(backend_args or file_client_args or {})
         self.log_metric_by_epoch = log_metric_by_epoch
         self.progress = check_progress_mode(progress)
         self._bar: ProgressBar | None = None
@@ -126,6 +131,22 @@ class LoggerHook(Hook):
         close = getattr(visualizer, "close", None)
         if callable(close):
             close()
+        if self.out_dir is not None and runner.rank == 0:
+            self._copy_logs(runner)
+
+    def _copy_logs(self, runner: RunnerProtocol) -> None:
+        """Copy the log dir's files ending in ``out_suffix`` to ``out_dir/<work dir name>/``
+        (local or a URL; as mmengine), deleting the local ones unless ``keep_local``."""
+        assert self.out_dir is not None
+        name = os.path.basename((runner.paths.remote_work_dir or runner.work_dir).rstrip("/"))
+        target = join_path(self.out_dir, name)
+        for relative in list_dir_or_file(runner.log_dir, list_dir=False,
+                                         suffix=self.out_suffix, recursive=True):  # fmt: skip
+            local = os.path.join(runner.log_dir, relative)
+            copyfile(local, join_path(target, relative), self.backend_args)
+            if not self.keep_local:
+                os.remove(local)
+        runner.logger.info(f"Log files are copied to {target}")
 
     def before_train(self, runner: RunnerProtocol) -> None:
         self._setup_train(runner)

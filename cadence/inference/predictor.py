@@ -16,12 +16,18 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..checkpoint import find_latest_checkpoint, load_state_dict_into, read_checkpoint
+from ..checkpoint import (
+    LAST_CHECKPOINT,
+    find_latest_checkpoint,
+    load_state_dict_into,
+    read_checkpoint,
+)
+from ..checkpoint.remote import fetch_url
 from ..config import Config
 from ..config.errors import ConfigKeyError
+from ..fileio import is_url
 from ..registry import FUNCTIONS, MODELS, TRANSFORMS, default_scope
 from ..utils import did_you_mean
-from ..utils.paths import refuse_url
 
 Transform = Callable[[Any], Any]
 
@@ -47,7 +53,13 @@ def _lookup(cfg: Config | Mapping[str, Any], path: str) -> Any:
 def resolve_checkpoint(checkpoint: str | os.PathLike[str]) -> str:
     """A checkpoint file, or a work dir whose ``last_checkpoint`` pointer names one."""
     path = os.fspath(checkpoint)
-    refuse_url(path, "checkpoint")
+    if is_url(path):  # a checkpoint, or a work dir whose pointer names one: downloaded
+        from ..fileio import get_text, isfile, join_path
+
+        if not isfile(path):
+            target = get_text(join_path(path, LAST_CHECKPOINT)).strip()
+            path = target if is_url(target) else join_path(path, target)
+        return fetch_url(path)
     if os.path.isdir(path):
         found = find_latest_checkpoint(path)
         if found is None:

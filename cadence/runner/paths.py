@@ -1,17 +1,28 @@
-"""The runner's path keys: a URL there is a config error naming the key and its origin."""
+"""The runner's path keys: local paths, or URLs staged locally (cadence.checkpoint.remote).
+
+A URL whose storage cannot be reached (unknown scheme, package not installed) is a
+config error naming the key and its origin.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
 
+from ..checkpoint.remote import RemoteStorage, stage_url
 from ..config import Config, ConfigError
-from ..utils.paths import url_refusal
+from ..fileio import check_url, is_url, local_path
+
+#: The runner's keys that may hold a URL.
+PATH_KEYS = ("work_dir", "load_from", "resume")
 
 
-def refuse_url_keys(cfg: Config, keys: Iterable[str]) -> None:
-    """Raise :class:`ConfigError` (file:line, key) if one of ``keys`` of ``cfg`` is a URL."""
+def check_url_keys(cfg: Config, keys: Iterable[str] = PATH_KEYS) -> None:
+    """Raise :class:`ConfigError` (file:line, key) if one of ``keys`` of ``cfg`` is a URL
+    that cannot be reached from here."""
     for key in keys:
-        message = url_refusal(cfg.get(key), key)
+        message = check_url(cfg.get(key), key)
         if message is None:
             continue
         try:
@@ -20,3 +31,39 @@ def refuse_url_keys(cfg: Config, keys: Iterable[str]) -> None:
             origin = None
         filename, line = (origin.filename, origin.line) if origin is not None else (None, None)
         raise ConfigError(message, filename=filename, line=line)
+
+
+class RunPaths:
+    """Where a run's files live: ``work_dir`` (local; the staging folder of a URL),
+    ``load_from``/``resume`` (staged when URLs), and the storage that mirrors them."""
+
+    def __init__(
+        self,
+        work_dir: str,
+        load_from: str | None,
+        resume: bool | str,
+        backend_args: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(work_dir, str) or not work_dir:
+            raise ValueError("work_dir must be a non-empty path")
+        for key, value in zip(PATH_KEYS, (work_dir, load_from, resume)):
+            message = check_url(value, key)
+            if message is not None:
+                raise ValueError(message)
+        #: maps URLs to staged local paths and uploads them (nothing for local paths)
+        self.storage = RemoteStorage(backend_args)
+        #: the URL of the work dir, when it is remote
+        self.remote_work_dir = work_dir.rstrip("/") if is_url(work_dir) else None
+        if self.remote_work_dir is not None:
+            self.work_dir = self.storage.stage(self.remote_work_dir)
+        else:
+            self.work_dir = os.path.abspath(local_path(work_dir))
+        self.load_from = stage_url(self.storage, load_from)
+        self.resume = stage_url(self.storage, resume)
+
+    def stage(self, value: Any, backend_args: Mapping[str, Any] | None = None) -> Any:
+        """``value`` with a URL replaced by its staged path (``backend_args``, if given,
+        join the storage options: one set per run)."""
+        if backend_args:
+            self.storage.backend_args.update(backend_args)
+        return stage_url(self.storage, value)

@@ -14,8 +14,8 @@ from typing import Any
 
 from ..checkpoint import CheckpointManager
 from ..checkpoint.rank_state import RankLocalBuffers, RngStreams
-from ..utils.compat import warn_unused_storage_args
 from ..version import __version__
+from .paths import RunPaths
 
 
 class _TrainPosition:
@@ -43,6 +43,7 @@ class PersistenceMixin:
     _experiment_name: str | None
     _checkpoints: CheckpointManager | None = None
     strategy: Any
+    paths: RunPaths
     logger: Any
     message_hub: Any
 
@@ -69,7 +70,9 @@ class PersistenceMixin:
     def checkpoints(self) -> CheckpointManager:
         """The run's checkpoint manager, with the run's current parts registered."""
         if self._checkpoints is None:
-            self._checkpoints = CheckpointManager(self.strategy, self.work_dir, self.logger)
+            self._checkpoints = CheckpointManager(
+                self.strategy, self.work_dir, self.logger, storage=self.paths.storage
+            )
         manager = self._checkpoints
         strategy = self.strategy
         if self.strategy.model is not None:
@@ -175,8 +178,7 @@ class PersistenceMixin:
 
         import torch
 
-        warn_unused_storage_args("Runner.save_checkpoint", file_client_args=file_client_args,
-                                 backend_args=backend_args)  # fmt: skip
+        out_dir = self.paths.stage(out_dir, backend_args or file_client_args)
         meta = dict(meta or {})
         if by_epoch:
             meta.setdefault("epoch", self.epoch + 1)
@@ -201,3 +203,5 @@ class PersistenceMixin:
         """Wait for a background checkpoint write to finish; raise its error, if any."""
         if self._checkpoints is not None:
             self._checkpoints.wait()
+        elif self.strategy.rank == 0:  # no checkpoint yet: still upload the logs
+            self.paths.storage.push_tree(self.work_dir)

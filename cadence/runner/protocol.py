@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..optim import OptimWrapper
     from ..strategies import BaseStrategy
     from ..visualization import Visualizer
+    from .paths import RunPaths
     from .runner import Runner
 
 
@@ -128,7 +129,12 @@ class RunnerProtocol(Protocol):
     # ------------------------------------------------------- places and names
     @property
     def work_dir(self) -> str:
-        """Absolute path of the work dir (checkpoints, saved config)."""
+        """Absolute path of the work dir (checkpoints, saved config); for a URL work dir,
+        the local folder that stages it (``paths.remote_work_dir`` is the URL)."""
+
+    @property
+    def paths(self) -> RunPaths:
+        """Where the run's files live, and the storage that uploads staged ones."""
 
     @property
     def log_dir(self) -> str:

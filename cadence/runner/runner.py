@@ -19,12 +19,11 @@ from ..hooks import TrainingPreempted
 from ..loops.builder import build_loop
 from ..registry import LOG_PROCESSORS, RUNNERS, STRATEGIES, set_default_scope
 from ..strategies.base import default_strategy_type
-from ..utils.paths import refuse_url
 from .assemble import assemble, train_facts
 from .auto_scale import apply_auto_scale_workers, check_auto_scale_workers
 from .hook_manager import HookManager, as_list, merge_default_hooks
 from .lifecycle import register_exit_release, released_on_error
-from .paths import refuse_url_keys
+from .paths import RunPaths, check_url_keys
 from .persistence import PersistenceMixin
 from .setup import build_visualizer, default_setup, sync_timestamp, warn_misspelled_keys
 from .work_dir_lock import WorkDirLock, lock_for_training
@@ -40,6 +39,7 @@ RUNNER_KEYS = (
     "val_evaluator", "test_evaluator", "default_hooks", "custom_hooks", "data_preprocessor",
     "load_from", "resume", "launcher", "env_cfg", "log_processor", "log_level", "visualizer",
     "default_scope", "randomness", "experiment_name", "strategy", "compile", "auto_scale_workers",
+    "backend_args",
 )  # fmt: skip
 
 DEFAULT_HOOKS = {
@@ -104,6 +104,7 @@ class Runner(PersistenceMixin):
         strategy: Any = None,
         compile: bool | Mapping[str, Any] = False,
         auto_scale_workers: Mapping[str, Any] | None = None,
+        backend_args: Mapping[str, Any] | None = None,
     ) -> None:
         given = dict(
             train_dataloader=train_dataloader, train_cfg=train_cfg, optim_wrapper=optim_wrapper,
@@ -117,12 +118,9 @@ class Runner(PersistenceMixin):
                     f"{', '.join(keys)} must be all set or all None to {mode}; "
                     f"missing: {', '.join(unset)}"
                 )
-        if not isinstance(work_dir, str) or not work_dir:
-            raise ValueError("work_dir must be a non-empty path")
-        for key, value in (("work_dir", work_dir), ("load_from", load_from), ("resume", resume)):
-            refuse_url(value, key)
+        self.paths = RunPaths(work_dir, load_from, resume, backend_args)
         self._cfg = cfg if isinstance(cfg, Config) else Config(dict(cfg or {}))
-        self._work_dir = os.path.abspath(work_dir)
+        self._work_dir = self.paths.work_dir
         self._work_dir_lock = WorkDirLock(self._work_dir)
         if data_preprocessor is not None and isinstance(model, Mapping):
             model = {**model}
@@ -136,8 +134,8 @@ class Runner(PersistenceMixin):
         check_auto_scale_workers(self._auto_scale_workers)
         self._default_hooks = default_hooks
         self._custom_hooks = as_list(custom_hooks)
-        self._load_from = load_from
-        self._resume = resume
+        self._load_from = self.paths.load_from
+        self._resume = self.paths.resume
         self._launcher = launcher or "none"
         self._env_cfg = dict(env_cfg or {})
         self._log_processor_cfg = dict(log_processor or {})
@@ -190,7 +188,7 @@ class Runner(PersistenceMixin):
         if "model" not in cfg or "work_dir" not in cfg:
             missing = [k for k in ("model", "work_dir") if k not in cfg]
             raise KeyError(f"the config must set {', '.join(missing)} to build a Runner")
-        refuse_url_keys(cfg, ("work_dir", "load_from", "resume"))
+        check_url_keys(cfg)
         kwargs = {k: _plain(cfg.get(k)) for k in RUNNER_KEYS if k in cfg}
         kwargs.setdefault("launcher", "none")
         return cls(**kwargs, cfg=cfg)

@@ -87,9 +87,9 @@ def test_pointer_moves_after_the_file_is_in_place_and_rotation_comes_last(tmp_pa
     real_pointer = checkpoint_manager.write_last_checkpoint
     real_remove = checkpoint_manager.remove_checkpoint
 
-    def pointer(work_dir, path):
+    def pointer(work_dir, path, name="last_checkpoint", outside=None):
         events.append(("pointer", os.path.basename(path), verify_checkpoint(path) is not None))
-        real_pointer(work_dir, path)
+        real_pointer(work_dir, path, name, outside)
 
     def remove(path):
         latest = find_latest_checkpoint(os.path.dirname(path))
@@ -134,11 +134,19 @@ def test_auto_resume_skips_a_checkpoint_whose_companion_folder_was_tampered_with
     assert "epoch_3.pth': its companion folder holds epoch_3.pth.dcp/.metadata" in text
 
 
-def test_save_checkpoint_warns_for_storage_args_it_does_not_use_yet(tmp_path):
+def test_save_checkpoint_to_a_url_writes_locally_then_uploads(tmp_path, monkeypatch):
+    import fsspec
+
+    monkeypatch.setenv("CADENCE_STAGING_DIR", str(tmp_path / "staging"))
     runner, _ = train(cfg(tmp_path, max_epochs=1))
-    with pytest.warns(UserWarning, match="Runner.save_checkpoint: backend_args is accepted"):
-        runner.save_checkpoint(runner.work_dir, "x.pth", backend_args=dict(backend="s3"))
-    assert verify_checkpoint(os.path.join(runner.work_dir, "x.pth")) is not None
+    url = f"memory://ckpts-{os.getpid()}-{id(runner)}"
+    path = runner.save_checkpoint(url, "x.pth", backend_args=dict(backend="fsspec"))
+    assert path.startswith(str(tmp_path / "staging")) and verify_checkpoint(path) is not None
+    fs = fsspec.filesystem("memory")
+    assert fs.cat_file(f"{url}/x.pth") == open(path, "rb").read()
+    assert fs.exists(f"{url}/x.pth.manifest.json")
+    pointer = open(os.path.join(runner.work_dir, "last_checkpoint")).read()
+    assert pointer == f"{url}/x.pth"  # the URL: another machine finds it too
 
 
 def test_auto_resume_follows_older_checkpoints_when_the_pointer_target_is_gone(tmp_path):

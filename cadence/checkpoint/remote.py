@@ -1,0 +1,297 @@
+"""Checkpoints and logs in object storage: a local staging folder mirrored to a URL.
+
+Everything is written locally first, in a *staging* folder that stands for the
+remote one (``$CADENCE_STAGING_DIR``, default ``~/.cache/cadence/staging``, one
+subfolder per URL), verified, then uploaded: a checkpoint's files and companion
+files first, its manifest after them and the pointers last, so a reader of the
+bucket never takes a half-uploaded checkpoint for the latest. The remote folder
+is the truth: before a resume the staging folder's index (manifests, pointers) is
+made equal to the remote one, and a checkpoint is downloaded (only what the
+cached copy lacks) and verified before it is read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..fileio import filesystem, is_url
+from .files import (
+    MANIFEST_SUFFIX,
+    CheckpointError,
+    companion_files,
+    companion_folders,
+    file_sha256,
+    manifest_path,
+    read_manifest,
+    remove_checkpoint,
+)
+
+STAGING_ENV = "CADENCE_STAGING_DIR"
+#: Files of a work dir that are not uploaded by :meth:`RemoteStorage.push_tree`.
+_POINTER = re.compile(r"^(last_checkpoint|best_checkpoint.*)$")
+_STAGED = re.compile(r"^([0-9a-f]{12})-")
+
+
+def staging_root() -> str:
+    """Where remote folders are staged: ``$CADENCE_STAGING_DIR``, else the user's cache."""
+    root = os.environ.get(STAGING_ENV)
+    if not root:
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(cache, "cadence", "staging")
+    return os.path.abspath(root)
+
+
+def _key(url: str) -> str:
+    return hashlib.sha1(url.encode()).hexdigest()[:12]
+
+
+class RemoteStorage:
+    """The remote folders of a run, each mirrored by a local staging folder.
+
+    Args:
+        backend_args: fsspec storage options (mmengine's ``backend_args``).
+        root: the staging root (default :func:`staging_root`).
+    """
+
+    def __init__(self, backend_args: Mapping[str, Any] | None = None, root: str | None = None):
+        self.backend_args = dict(backend_args or {})
+        self.root = root or staging_root()
+        self._urls: dict[str, str] = {}  # key -> folder URL
+        self._pushed: dict[str, tuple[int, int]] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------ mapping
+    def stage(self, url: str) -> str:
+        """The local folder that stands for folder ``url``."""
+        url = url.rstrip("/")
+        key = _key(url)
+        self._urls[key] = url
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", url.rsplit("/", 1)[-1]) or "root"
+        return os.path.join(self.root, f"{key}-{name}")
+
+    def local(self, url: str) -> str:
+        """The local path of ``url`` (its folder is staged; a bucket is staged itself)."""
+        scheme, _, rest = url.rstrip("/").partition("://")
+        if "/" not in rest:
+            return self.stage(url)
+        folder, _, name = rest.rpartition("/")
+        return os.path.join(self.stage(f"{scheme}://{folder}"), name)
+
+    def remote(self, path: str) -> str | None:
+        """The URL that local ``path`` stands for, or None for a plain local path.
+
+        A path staged under another root (another machine's cache, recorded in a
+        checkpoint) is recognised by its staging folder's name.
+        """
+        parts = os.path.abspath(path).split(os.sep)
+        for i, part in enumerate(parts):
+            match = _STAGED.match(part)
+            if match and match.group(1) in self._urls:
+                return "/".join([self._urls[match.group(1)], *parts[i + 1 :]])
+        return None
+
+    def _fs(self, url: str) -> tuple[Any, str]:
+        return filesystem(url, self.backend_args)
+
+    # ------------------------------------------------------------ upload
+    def push_file(self, path: str) -> None:
+        """Upload staged file ``path`` (nothing for a plain local path)."""
+        url = self.remote(path)
+        if url is None:
+            return
+        fs, inner = self._fs(url)
+        fs.put_file(path, inner)
+
+    def push_companions(self, path: str, index: int = 0, count: int = 1) -> None:
+        """Upload share ``index`` of ``count`` of checkpoint ``path``'s companion files."""
+        if self.remote(path) is None:
+            return
+        directory = os.path.dirname(os.path.abspath(path))
+        for relative in companion_files(path)[index::count]:
+            self.push_file(os.path.join(directory, relative))
+
+    def push_checkpoint(self, path: str) -> None:
+        """Upload checkpoint ``path``, then its manifest (companions: :meth:`push_companions`)."""
+        self.push_file(path)
+        if os.path.isfile(manifest_path(path)):
+            self.push_file(manifest_path(path))
+
+    def push_pointer(self, work_dir: str, name: str) -> None:
+        """Upload the pointer ``work_dir/<name>``."""
+        self.push_file(os.path.join(work_dir, name))
+
+    def delete_checkpoint(self, path: str) -> None:
+        """Delete the remote copy of ``path``: its manifest first, so that it stops being a
+        candidate before its files go."""
+        url = self.remote(path)
+        if url is None:
+            return
+        fs, inner = self._fs(url)
+        for target in (inner + MANIFEST_SUFFIX, inner):
+            with contextlib.suppress(FileNotFoundError):
+                fs.rm_file(target)
+        for folder in self._remote_companions(fs, inner):
+            with contextlib.suppress(FileNotFoundError):
+                fs.rm(folder, recursive=True)
+
+    @staticmethod
+    def _remote_companions(fs: Any, inner: str) -> list[str]:
+        parent, _, name = inner.rpartition("/")
+        with contextlib.suppress(FileNotFoundError):
+            return [
+                e["name"] for e in fs.ls(parent, detail=True)
+                if e["type"] == "directory" and e["name"].rsplit("/", 1)[-1].startswith(name + ".")
+            ]  # fmt: skip
+        return []
+
+    def push_tree(self, folder: str) -> list[str]:
+        """Upload the files of ``folder`` changed since the last push (logs, the config,
+        scalars), leaving out checkpoints, which :meth:`push_checkpoint` uploads."""
+        if self.remote(folder) is None:
+            return []
+        pushed = []
+        with self._lock:
+            for path in _plain_files(folder):
+                stat = os.stat(path)
+                signature = (stat.st_size, stat.st_mtime_ns)
+                if self._pushed.get(path) == signature:
+                    continue
+                self.push_file(path)
+                self._pushed[path] = signature
+                pushed.append(path)
+        return pushed
+
+    # ------------------------------------------------------------ download
+    @contextlib.contextmanager
+    def _exclusive(self, folder: str) -> Iterator[None]:
+        """One process of this machine at a time downloads into ``folder``."""
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, ".cadence-fetch.lock"), "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def pull_index(self, folder: str) -> list[str]:
+        """Make ``folder``'s pointers and manifests those of its remote folder: download
+        them, and drop staged checkpoints the remote folder no longer has. Return the
+        remote checkpoint files without a manifest (uploads cut short)."""
+        url = self.remote(folder)
+        if url is None:
+            return []
+        fs, inner = self._fs(url)
+        fs.invalidate_cache()
+        try:
+            names = {e["name"].rsplit("/", 1)[-1] for e in fs.ls(inner, detail=True)
+                     if e["type"] == "file"}  # fmt: skip
+        except FileNotFoundError:
+            names = set()
+        with self._exclusive(folder):
+            for name in os.listdir(folder):
+                path = os.path.join(folder, name)
+                if name.endswith(MANIFEST_SUFFIX) and name not in names:
+                    remove_checkpoint(path[: -len(MANIFEST_SUFFIX)])
+                elif _POINTER.match(name) and name not in names and os.path.isfile(path):
+                    os.remove(path)
+            for name in sorted(names):
+                if name.endswith(MANIFEST_SUFFIX) or _POINTER.match(name):
+                    _download(fs, f"{inner}/{name}", os.path.join(folder, name))
+        return sorted(
+            f"{url}/{n}" for n in names
+            if n + MANIFEST_SUFFIX not in names and n.endswith((".pth", ".pt", ".ckpt"))
+        )  # fmt: skip
+
+    def fetch(self, path: str) -> None:
+        """Download what the staged copy of checkpoint ``path`` lacks (its manifest, file
+        and companion files), as the remote manifest lists them."""
+        url = self.remote(path)
+        if url is None:
+            return
+        fs, inner = self._fs(url)
+        folder = os.path.dirname(os.path.abspath(path))
+        with self._exclusive(folder):
+            try:
+                _download(fs, inner + MANIFEST_SUFFIX, manifest_path(path))
+            except FileNotFoundError:  # a plain file: read unverified, with a warning
+                if os.path.isfile(manifest_path(path)):
+                    os.remove(manifest_path(path))
+                try:
+                    _download(fs, inner, path)
+                except FileNotFoundError as e:
+                    raise FileNotFoundError(f"checkpoint {url} does not exist") from e
+                return
+            info = read_manifest(path) or {}
+            wanted = {os.path.basename(path): info.get("sha256")}
+            wanted.update({rel: entry.get("sha256") for rel, entry in
+                           (info.get("files") or {}).items()})  # fmt: skip
+            for extra in set(companion_files(path)) - set(wanted):  # stale cached shards
+                os.remove(os.path.join(folder, extra))
+            base = inner.rpartition("/")[0]
+            for relative, sha256 in wanted.items():
+                target = os.path.join(folder, relative)
+                if os.path.isfile(target) and file_sha256(target)[0] == sha256:
+                    continue
+                try:
+                    _download(fs, f"{base}/{relative}", target)
+                except FileNotFoundError as e:
+                    raise CheckpointError(f"checkpoint {url}: {relative} is missing") from e
+
+
+def _download(fs: Any, inner: str, target: str) -> None:
+    """Download ``inner`` to ``target`` through a temporary file (never half a file)."""
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    tmp = f"{target}.{os.getpid()}.download.tmp"
+    try:
+        fs.get_file(inner, tmp)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _plain_files(folder: str) -> list[str]:
+    """Files under ``folder`` that are not part of a checkpoint, a pointer or a lock."""
+    found = []
+    for root, dirs, names in os.walk(folder):
+        skipped = {os.path.basename(f) for n in names for f in companion_folders(
+            os.path.join(root, n))}  # fmt: skip
+        dirs[:] = [d for d in dirs if d not in skipped and not d.startswith(".")]
+        for name in names:
+            path = os.path.join(root, name)
+            if (
+                name.startswith(".")
+                or name.endswith((".tmp", MANIFEST_SUFFIX))
+                or _POINTER.match(name)
+                or os.path.isfile(manifest_path(path))
+            ):
+                continue
+            found.append(path)
+    return sorted(found)
+
+
+def stage_url(storage: RemoteStorage | None, value: Any) -> Any:
+    """``value`` with a URL replaced by its staged local path (other values unchanged)."""
+    if storage is None or not is_url(value):
+        return value
+    return storage.local(value)
+
+
+
+
+def fetch_url(url: str, backend_args: Mapping[str, Any] | None = None) -> str:
+    """Download checkpoint ``url`` (with its manifest and companion files, if it has
+    them) to the staging folder; return the local path. Local paths pass through."""
+    if not is_url(url):
+        return url
+    storage = RemoteStorage(backend_args)
+    path = storage.local(url)
+    storage.fetch(path)
+    return path
