@@ -146,7 +146,12 @@ def _checksum_and_sync(f: Any, tmp: str) -> str:
 
 
 def atomic_torch_save(
-    obj: Any, filename: str, manifest: bool = True, files: FileDigests | None = None
+    obj: Any,
+    filename: str,
+    manifest: bool = True,
+    files: FileDigests | None = None,
+    durable: bool = True,
+    upload: Callable[[str], Any] | None = None,
 ) -> dict[str, Any]:
     """``torch.save`` to a temporary file, fsync, rename over ``filename``, write its manifest.
 
@@ -156,7 +161,9 @@ def atomic_torch_save(
     hashing in distributed strategies); otherwise they are computed here. A
     crash at any point leaves any earlier ``filename`` intact or replaced whole;
     the manifest is renamed after the data, so a stale manifest can only make a
-    file look corrupt, never make a corrupt file look sound.
+    file look corrupt, never make a corrupt file look sound. ``durable=False`` skips
+    the fsyncs: for a staged copy whose durable copy is the upload; ``upload(tmp)``
+    runs while the file is hashed (before the rename and the manifest).
     """
     directory = os.path.dirname(os.path.abspath(filename))
     os.makedirs(directory, exist_ok=True)
@@ -165,7 +172,11 @@ def atomic_torch_save(
         with os.fdopen(fd, "wb") as f:
             torch.save(obj, f)
             f.flush()
-            sha256 = _checksum_and_sync(f, tmp)
+            with ThreadPoolExecutor(1) as pool:
+                sent = pool.submit(upload, tmp) if upload is not None else None
+                sha256 = _checksum_and_sync(f, tmp) if durable else file_sha256(tmp)[0]
+                if sent is not None:
+                    sent.result()
             size = os.fstat(f.fileno()).st_size
         os.replace(tmp, filename)
     except BaseException as e:
@@ -178,7 +189,8 @@ def atomic_torch_save(
     info = manifest_for(filename, obj, size=size, sha256=sha256, files=companion)
     if manifest:
         write_manifest(info, filename)
-    fsync_dir(directory)
+    if durable:
+        fsync_dir(directory)
     return info
 
 

@@ -11,6 +11,7 @@ order they were registered.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -22,6 +23,7 @@ from .files import (
     BeforeLoad,
     CheckpointError,
     atomic_torch_save,
+    manifest_path,
     read_checkpoint,
     remove_checkpoint,
 )
@@ -137,10 +139,16 @@ class CheckpointManager:
         stale = [p for p in delete_after if os.path.abspath(p) != os.path.abspath(path)]
 
         storage = self.storage
+        # a staged copy needs no fsync: the upload is the durable copy, and the staged
+        # index is rebuilt from the remote one before any resume
+        durable = storage is None or storage.remote(path) is None
+
+        # the file is uploaded while it is hashed; the manifest after it and every companion
+        upload = None if durable else functools.partial(self._upload, path)
 
         def finish() -> None:
-            if storage is not None:  # companions are up; the manifest goes after the file
-                storage.push_checkpoint(path)
+            if storage is not None:
+                storage.push_file(manifest_path(path))
             names = ([LAST_CHECKPOINT] if update_last else []) + list(pointers)
             for name in names:
                 outside = storage.remote(path) if storage is not None else None
@@ -157,7 +165,7 @@ class CheckpointManager:
                 state = self._snapshots().take({**steps.checkpoint_state(**options), **extra})
 
                 def job() -> None:
-                    atomic_torch_save(state, path)
+                    atomic_torch_save(state, path, durable=durable, upload=upload)
                     finish()
 
                 self._writers().submit(job, path)
@@ -178,11 +186,15 @@ class CheckpointManager:
 
             storage.push_companions(path, get_local_rank(), get_local_size())
         if steps.rank == 0:
-            atomic_torch_save(state, path, files=files)
+            atomic_torch_save(state, path, files=files, durable=durable, upload=upload)
         steps.barrier()
         if steps.rank == 0:
             finish()
         return path
+
+    def _upload(self, path: str, source: str) -> None:
+        assert self.storage is not None
+        self.storage.push_file(path, source)
 
     def _pull_index(self) -> bool:
         """Make the staged index (pointers, manifests) of remote checkpoint folders equal

@@ -101,13 +101,14 @@ class RemoteStorage:
         return filesystem(url, self.backend_args)
 
     # ------------------------------------------------------------ upload
-    def push_file(self, path: str) -> None:
-        """Upload staged file ``path`` (nothing for a plain local path)."""
+    def push_file(self, path: str, source: str | None = None) -> None:
+        """Upload staged file ``path`` (its bytes read from ``source``, if given; nothing
+        for a plain local path)."""
         url = self.remote(path)
         if url is None:
             return
         fs, inner = self._fs(url)
-        fs.put_file(path, inner)
+        fs.put_file(source or path, inner)
 
     def push_companions(self, path: str, index: int = 0, count: int = 1) -> None:
         """Upload share ``index`` of ``count`` of checkpoint ``path``'s companion files."""
@@ -116,12 +117,6 @@ class RemoteStorage:
         directory = os.path.dirname(os.path.abspath(path))
         for relative in companion_files(path)[index::count]:
             self.push_file(os.path.join(directory, relative))
-
-    def push_checkpoint(self, path: str) -> None:
-        """Upload checkpoint ``path``, then its manifest (companions: :meth:`push_companions`)."""
-        self.push_file(path)
-        if os.path.isfile(manifest_path(path)):
-            self.push_file(manifest_path(path))
 
     def push_pointer(self, work_dir: str, name: str) -> None:
         """Upload the pointer ``work_dir/<name>``."""

@@ -91,8 +91,8 @@ from cadence.checkpoint.remote import RemoteStorage
 
 _push = RemoteStorage.push_file
 
-def push_file(self, path):
-    _push(self, path)
+def push_file(self, path, source=None):
+    _push(self, path, source)
     if path.endswith("epoch_2.pth"):  # the weights are up, the manifest is not
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -136,9 +136,10 @@ def test_a_damaged_checkpoint_in_the_bucket_falls_back_to_the_previous_one(tmp_p
     assert counter.iters == 4
 
 
-def test_rotation_deletes_old_checkpoints_in_the_bucket_too(tmp_path, s3):
+@pytest.mark.parametrize("async_save", [False, True])
+def test_rotation_deletes_old_checkpoints_in_the_bucket_too(tmp_path, s3, async_save):
     run = s3.bucket() + "/run"
-    checkpoint = dict(type="CheckpointHook", interval=1, max_keep_ckpts=1)
+    checkpoint = dict(type="CheckpointHook", interval=1, max_keep_ckpts=1, async_save=async_save)
     runner, _ = train_counting(toy_config(run, 3, default_hooks=dict(checkpoint=checkpoint)))
     remote = [n for n in names(s3, run) if n.startswith("epoch_")]
     assert remote == ["epoch_3.pth", "epoch_3.pth.manifest.json"]
@@ -186,3 +187,24 @@ def test_storage_options_come_from_backend_args(tmp_path, s3, monkeypatch):
     assert "epoch_1.pth.manifest.json" in names(s3, run)
     storage = RemoteStorage(options)
     assert storage.remote(storage.local(f"{run}/epoch_1.pth")) == f"{run}/epoch_1.pth"
+
+
+@pytest.mark.dist
+def test_sharded_fsdp_checkpoints_go_to_the_bucket_and_resume_exactly(tmp_path, s3):
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "strategies"))
+    import dist_cases
+
+    from cadence.dist.testing import run_distributed
+
+    run = s3.bucket() + "/run"
+    machine_a = {**s3.env, "CADENCE_STAGING_DIR": str(tmp_path / "machine_a")}
+    machine_b = {**s3.env, "CADENCE_STAGING_DIR": str(tmp_path / "machine_b")}
+    full = run_distributed(dist_cases.train_fsdp_in, machine_a, str(tmp_path / "local"), 3,
+                           timeout=180)  # fmt: skip
+    run_distributed(dist_cases.train_fsdp_in, machine_a, run, 2, timeout=180)
+    shards = [p for p in s3.fs().find(run) if ".pth.dcp/" in p and "epoch_2" in p]
+    assert any(p.endswith(".metadata") for p in shards) and len(shards) >= 3, shards
+    resumed = run_distributed(dist_cases.train_fsdp_in, machine_b, run, 3, True, timeout=180)
+    assert resumed[0]["losses"] == full[0]["losses"][-len(resumed[0]["losses"]) :]
+    for key in full[0]["params"]:
+        assert (full[0]["params"][key] == resumed[0]["params"][key]).all(), key

@@ -196,3 +196,10 @@ def deepspeed_model_before_train(work_dir: str) -> dict[str, Any]:
         "changed": sorted(k for k in before if not torch.equal(before[k], after[k])),
         "keys": sorted(before),
     }
+
+
+def train_fsdp_in(env: dict[str, str], work_dir: str, max_epochs: int, resume: bool = False
+                  ) -> dict[str, Any]:  # fmt: skip
+    """:func:`train_fsdp` with ``env`` set first (a storage endpoint, a staging folder)."""
+    os.environ.update(env)
+    return train_fsdp(work_dir, max_epochs, resume)
