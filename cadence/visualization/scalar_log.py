@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..fileio import is_url
+
 SCALAR_FILE = "scalars.json"
 BOOKKEEPING = ("step", "iter", "epoch")
 X_AXES = ("step", "epoch")
@@ -31,6 +33,8 @@ def find_scalar_log(path: str | os.PathLike[str]) -> str:
     ``vis_data`` dir), ``<path>/vis_data/scalars.json`` (one run), or the latest
     ``<path>/<timestamp>/vis_data/scalars.json`` (a work dir)."""
     path = os.fspath(path)
+    if is_url(path):
+        return _fetch_scalar_log(path)
     if os.path.isfile(path):
         return path
     if not os.path.isdir(path):
@@ -48,6 +52,32 @@ def find_scalar_log(path: str | os.PathLike[str]) -> str:
             "pass a work dir, a run dir or a scalars.json file"
         )
     return max(found, key=_run_order)
+
+
+def _fetch_scalar_log(url: str) -> str:
+    """Download the scalar log of a remote work dir, run dir or file (found as
+    :func:`find_scalar_log` finds it locally); return the staged copy."""
+    from ..checkpoint.remote import RemoteStorage
+    from ..fileio import filesystem
+
+    fs, inner = filesystem(url)
+    fs.invalidate_cache()  # listings cached by this process may predate the last upload
+    is_file = fs.isfile(inner)
+    if is_file:
+        found = [inner]
+    else:
+        direct = (f"{inner}/{SCALAR_FILE}", f"{inner}/vis_data/{SCALAR_FILE}")
+        found = [c for c in direct if fs.isfile(c)]
+        found = found or sorted(fs.glob(f"{inner}/*/vis_data/{SCALAR_FILE}"))
+    if not found:
+        raise PlotError(f"no {SCALAR_FILE} under {url}; pass a work dir, a run dir or a file")
+    remote = found[-1]  # timestamped run dirs sort by time
+    folder_url, folder = (url.rsplit("/", 1)[0], inner.rsplit("/", 1)[0]) if is_file else (
+        url.rstrip("/"), inner.rstrip("/"))  # fmt: skip
+    local = os.path.join(RemoteStorage().stage(folder_url), remote[len(folder) + 1 :])
+    os.makedirs(os.path.dirname(local), exist_ok=True)
+    fs.get_file(remote, local)
+    return local
 
 
 def _run_order(log_path: str) -> tuple[str, float]:
@@ -194,9 +224,14 @@ def default_run_name(log_path: str) -> str:
     if os.path.basename(folder) == "vis_data":
         run_dir = os.path.dirname(folder)
         if _TIMESTAMP.fullmatch(os.path.basename(run_dir)):
-            return os.path.basename(os.path.dirname(run_dir))
-        return os.path.basename(run_dir)
-    return os.path.basename(folder)
+            return _unstaged(os.path.basename(os.path.dirname(run_dir)))
+        return _unstaged(os.path.basename(run_dir))
+    return _unstaged(os.path.basename(folder))
+
+
+def _unstaged(name: str) -> str:
+    """A folder's name without the key of a staged remote folder (``<12 hex>-run``)."""
+    return re.sub(r"^[0-9a-f]{12}-", "", name)
 
 
 def load_runs(paths: list[str]) -> list[ScalarLog]:

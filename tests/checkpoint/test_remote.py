@@ -208,3 +208,16 @@ def test_sharded_fsdp_checkpoints_go_to_the_bucket_and_resume_exactly(tmp_path, 
     assert resumed[0]["losses"] == full[0]["losses"][-len(resumed[0]["losses"]) :]
     for key in full[0]["params"]:
         assert (full[0]["params"][key] == resumed[0]["params"][key]).all(), key
+
+
+def test_cli_plot_reads_a_run_in_the_bucket(tmp_path, s3, capsys):
+    from cadence.cli import main
+
+    pytest.importorskip("matplotlib")
+    run = s3.bucket() + "/run"
+    hooks = dict(logger=dict(type="LoggerHook", interval=1))
+    train_counting(toy_config(run, 1, default_hooks=hooks))
+    os.environ["CADENCE_STAGING_DIR"] = str(tmp_path / "machine_b")
+    out = tmp_path / "curves.png"
+    assert main(["plot", run, "--out", str(out)]) == 0
+    assert out.is_file() and "1 runs" in capsys.readouterr().out
