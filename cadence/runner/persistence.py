@@ -1,9 +1,10 @@
 """The runner's checkpoint methods: what a run's checkpoint holds, handed to the manager.
 
 The runner knows *what* a checkpoint of the run holds (``meta``: position,
-versions, seed, config text; the message hub, hooks, training loop, RNG streams
-and rank-local buffers as parts); :class:`~cadence.checkpoint.CheckpointManager`
-knows *how* to save and restore it, through the strategy.
+versions, seed, config text; the message hub, hooks, training loop, RNG streams,
+rank-local buffers and the visualizer's tracker runs as parts);
+:class:`~cadence.checkpoint.CheckpointManager` knows *how* to save and restore it,
+through the strategy.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ class PersistenceMixin:
     paths: RunPaths
     logger: Any
     message_hub: Any
+    visualizer: Any
+
+    @property
+    def cfg(self) -> Any:
+        raise NotImplementedError
 
     @property
     def work_dir(self) -> str:
@@ -83,18 +89,31 @@ class PersistenceMixin:
         manager.register("message_hub", self.message_hub, per_rank=True)
         manager.register("hooks", self._hooks)
         manager.register("rng", RngStreams(strategy.rank, strategy.world_size, self.logger))
+        visualizer = self.visualizer
+        if callable(getattr(visualizer, "state_dict", None)) and callable(
+            getattr(visualizer, "load_state_dict", None)
+        ):
+            manager.register("visualizer", visualizer)  # which tracker runs to continue
         return manager
 
     def load_or_resume(self) -> None:
-        """Resume (``resume=True`` or a path) or load weights (``load_from``), once.
+        """Resume (``resume=True`` or a path) or load weights (``load_from``), once;
+        then record the config in the visualizer.
 
         ``resume=True`` without ``load_from`` takes the newest valid checkpoint
         of the work dir: the ``last_checkpoint`` pointer's target, else older
         ones; unreadable or corrupted ones are skipped with a warning saying why.
+        The config is recorded only now, after the resume, because recording opens
+        the backends' tracker runs: a resumed run must open the ones it continues.
         """
         if self._loaded:
             return
         self._loaded = True
+        self._load_or_resume()
+        if self.visualizer is not None and len(self.cfg):
+            self.visualizer.add_config(self.cfg)
+
+    def _load_or_resume(self) -> None:
         if self._train_loop is None or not self._resume:
             if self._load_from is not None:
                 self.load_checkpoint(self._load_from)

@@ -110,7 +110,8 @@ def config_file_text(cfg: Any) -> tuple[str, str] | None:
 def default_setup(runner: RunnerProtocol) -> str:
     """Log how this run starts and save its resolved config; return the config's text.
 
-    ``runner`` must have its logger, visualizer and strategy set up.
+    ``runner`` must have its logger and strategy set up. The config reaches the
+    visualizer later, after a resume (``Runner.load_or_resume``).
     """
     logger = runner.logger
     strategy = runner.strategy
@@ -135,7 +136,6 @@ def default_setup(runner: RunnerProtocol) -> str:
         path = os.path.join(runner.work_dir, f"{stem}.py")
         cfg.dump(path)
         logger.info(f"Full config saved to {path}")
-    runner.visualizer.add_config(cfg)
     return text
 
 

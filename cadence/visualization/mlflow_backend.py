@@ -9,7 +9,7 @@ from typing import Any
 
 from ..registry import VISBACKENDS
 from .image import to_rgb_uint8
-from .vis_backend import BaseVisBackend, scalar_number, split_step
+from .vis_backend import BaseVisBackend, scalar_number, split_step, writable_dir
 from .wandb_backend import config_as_dict
 
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
@@ -42,6 +42,13 @@ class MLflowVisBackend(BaseVisBackend):
     with artifacts in ``<save_dir>/mlartifacts`` (view them with
     ``mlflow ui --backend-store-uri sqlite:///<save_dir>/mlflow.db``).
 
+    A resumed training run continues the MLflow run of the checkpoint (its id, and
+    the local store's directory, are in :meth:`state_dict`), so the metric history
+    runs on in one run; params keep the values first logged (MLflow never changes a
+    param) and ``config.py`` holds the latest config. ``run_id`` (or ``MLFLOW_RUN_ID``)
+    wins over the stored run. If the stored run cannot be continued (another store or
+    experiment, deleted), a warning says why and a new run starts.
+
     Args:
         save_dir: directory of the default local store (created on first write).
         exp_name: experiment name; default ``'Default'`` with a ``tracking_uri``
@@ -54,7 +61,10 @@ class MLflowVisBackend(BaseVisBackend):
         artifact_suffix: file endings uploaded from the config's ``work_dir`` on close.
         tracked_config_keys: top-level config keys logged as params (default all).
         artifact_location: artifact location of an experiment this backend creates.
+        run_id: the id of an existing run to log into (instead of a new run).
     """
+
+    state_dir_keys = ("store_dir",)
 
     def __init__(
         self,
@@ -67,6 +77,7 @@ class MLflowVisBackend(BaseVisBackend):
         artifact_suffix: str | tuple[str, ...] = (".json", ".log", ".py", "yaml"),
         tracked_config_keys: list[str] | tuple[str, ...] | None = None,
         artifact_location: str | None = None,
+        run_id: str | None = None,
     ) -> None:
         super().__init__(save_dir)
         self._exp_name = exp_name
@@ -80,8 +91,12 @@ class MLflowVisBackend(BaseVisBackend):
         self._tracked_config_keys = tracked_config_keys
         self._artifact_location = artifact_location
         self._mlflow: Any = None
+        self._given_run_id = run_id or None
         self._run_id: str | None = None
+        self._experiment_id: str | None = None
         self._closed_run_id: str | None = None
+        self._stored_run_id: str | None = None  # from a checkpoint (load_state_dict)
+        self._continued = False  # the open run existed before (resumed or given)
         self._work_dir: str | None = None
         self._store_dir: str | None = None  # artifacts of the local store: not re-uploaded
 
@@ -111,11 +126,53 @@ class MLflowVisBackend(BaseVisBackend):
             mlflow.start_run(run_id=self._closed_run_id, nested=nested)
             self._mlflow = mlflow
             return
-        run = mlflow.start_run(run_name=self._run_name, tags=self._tags or None, nested=nested)
-        self._run_id = getattr(getattr(run, "info", None), "run_id", None)
+        run = None
+        if self._given_run_id is not None:
+            run = mlflow.start_run(run_id=self._given_run_id, nested=nested)
+        elif self._stored_run_id is not None:
+            run = self._continue_stored_run(mlflow, nested)
+        self._continued = run is not None or bool(os.environ.get("MLFLOW_RUN_ID"))
+        if run is None:
+            run = mlflow.start_run(run_name=self._run_name, tags=self._tags or None, nested=nested)
+        info = getattr(run, "info", None)
+        self._run_id = getattr(info, "run_id", None)
+        self._experiment_id = getattr(info, "experiment_id", None)
         if self._params:
-            mlflow.log_params(self._params)
+            self._log_params(mlflow, self._params)
         self._mlflow = mlflow
+
+    def _continue_stored_run(self, mlflow: Any, nested: bool) -> Any:
+        """The run of the checkpoint, started again; None (with a warning saying why)
+        when this store and experiment cannot continue it."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            return mlflow.start_run(run_id=self._stored_run_id, nested=nested)
+        except MlflowException as exc:
+            warnings.warn(
+                f"MLflowVisBackend: the resumed run {self._stored_run_id} (experiment "
+                f"{self._experiment_id}) cannot be continued ({exc}); logging to a new run",
+                stacklevel=4,
+            )
+            return None
+
+    def _log_params(self, mlflow: Any, params: dict[str, Any]) -> None:
+        """Log ``params``; into a run that existed before, only the names it lacks
+        (MLflow params never change), with a warning naming those whose value differs."""
+        if self._continued and self._run_id is not None:
+            logged = mlflow.get_run(self._run_id).data.params
+            changed = sorted(k for k, v in params.items() if k in logged and logged[k] != str(v))
+            if changed:
+                warnings.warn(
+                    f"MLflowVisBackend: the continued run {self._run_id} keeps its first "
+                    f"values of the params {changed} (MLflow params cannot change); "
+                    "config.py holds the current config",
+                    stacklevel=3,
+                )
+            params = {k: v for k, v in params.items() if k not in logged}
+            if not params:
+                return
+        mlflow.log_params(params)
 
     @property
     def experiment(self) -> Any:
@@ -134,7 +191,7 @@ class MLflowVisBackend(BaseVisBackend):
                     f"tracked_config_keys {missing} are not in the config (it has {sorted(plain)})"
                 )
             plain = {key: plain[key] for key in self._tracked_config_keys}
-        self._mlflow.log_params(flatten_config(plain))
+        self._log_params(self._mlflow, flatten_config(plain))
         text = getattr(config, "pretty_text", None)
         self._mlflow.log_text(text if isinstance(text, str) else str(config), "config.py")
         work_dir = config_as_dict(config).get("work_dir")
@@ -203,3 +260,52 @@ class MLflowVisBackend(BaseVisBackend):
         self._closed_run_id = self._run_id
         self._mlflow = None
         self._env_ready = False
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{'run_id', 'experiment_id'}`` of the run written to (or to be continued), and
+        ``'store_dir'``, the directory of the default local store, when there is no
+        ``tracking_uri``; empty before any run."""
+        run_id = self._run_id or self._stored_run_id
+        if run_id is None:
+            return {}
+        state: dict[str, Any] = {"run_id": run_id, "experiment_id": self._experiment_id}
+        if self._tracking_uri is None:
+            state["store_dir"] = os.path.abspath(self._save_dir)
+        return state
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continue the run ``state['run_id']`` from the next write (in the stored local
+        store when there is no ``tracking_uri``; an open run is ended first), unless
+        ``run_id`` or ``MLFLOW_RUN_ID`` name a run."""
+        run_id = state.get("run_id")
+        if not isinstance(run_id, str) or not run_id or run_id == self._run_id:
+            return
+        if self._given_run_id is not None or os.environ.get("MLFLOW_RUN_ID"):
+            return
+        store_dir = state.get("store_dir")
+        if self._tracking_uri is None and not (
+            isinstance(store_dir, str)
+            and os.path.isfile(os.path.join(store_dir, "mlflow.db"))
+            and writable_dir(store_dir)
+        ):
+            warnings.warn(
+                f"MLflowVisBackend: the local store of the resumed run {run_id}, "
+                f"{store_dir}, is gone or not writable; a new run starts in {self._save_dir}",
+                stacklevel=2,
+            )
+            return
+        if self._mlflow is not None:
+            warnings.warn(
+                f"MLflowVisBackend: run {self._run_id} was started before the resume; it is "
+                f"ended and the next records go to the resumed run {run_id}",
+                stacklevel=2,
+            )
+            self._mlflow.end_run()
+            self._mlflow = None
+            self._env_ready = False
+        if self._tracking_uri is None and isinstance(store_dir, str):
+            self._save_dir = store_dir
+        self._run_id = self._closed_run_id = None
+        self._stored_run_id = run_id
+        experiment_id = state.get("experiment_id")
+        self._experiment_id = experiment_id if isinstance(experiment_id, str) else None

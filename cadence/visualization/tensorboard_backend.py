@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 from ..registry import VISBACKENDS
 from .image import to_rgb_uint8
-from .vis_backend import BaseVisBackend, scalar_number, split_step
+from .vis_backend import BaseVisBackend, scalar_number, split_step, writable_dir
 
 _INSTALL_HINT = "pip install tensorboard  (or: pip install 'cadence[tensorboard]')"
 
@@ -23,11 +24,17 @@ class TensorboardVisBackend(BaseVisBackend):
     after each call, so the files are complete even when the run never closes
     the backend; calls come once per log interval, not per iteration.
 
+    A resumed run keeps writing into the log dir of the run it continues (its
+    :meth:`state_dict` names it), so TensorBoard shows one run; if that directory
+    is gone or not writable, the backend warns and writes into ``save_dir``.
+
     Args:
         save_dir: directory of the event files (created on first write).
         **writer_kwargs: extra keyword arguments of ``SummaryWriter`` (e.g.
             ``filename_suffix``); ``log_dir`` is ``save_dir``.
     """
+
+    state_dir_keys = ("log_dir",)
 
     def __init__(self, save_dir: str | os.PathLike[str], **writer_kwargs: Any) -> None:
         if "log_dir" in writer_kwargs:
@@ -115,3 +122,33 @@ class TensorboardVisBackend(BaseVisBackend):
             self._writer.close()
             self._writer = None
             self._env_ready = False
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{'log_dir': ...}``: the directory of the event files, once it exists."""
+        if not os.path.isdir(self._save_dir):
+            return {}
+        return {"log_dir": os.path.abspath(self._save_dir)}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Write the next events into ``state['log_dir']`` if it is a writable directory
+        (an open event file is closed first); else warn and keep ``save_dir``."""
+        log_dir = state.get("log_dir")
+        if not isinstance(log_dir, str) or os.path.abspath(log_dir) == os.path.abspath(
+            self._save_dir
+        ):
+            return
+        if not writable_dir(log_dir):
+            warnings.warn(
+                f"TensorboardVisBackend: the log dir of the resumed run, {log_dir}, is gone "
+                f"or not writable; the events go to a new one, {self._save_dir}",
+                stacklevel=2,
+            )
+            return
+        if self._writer is not None:
+            warnings.warn(
+                f"TensorboardVisBackend: events were already written to {self._save_dir} "
+                f"before the resume; the next ones go to the resumed run's {log_dir}",
+                stacklevel=2,
+            )
+            self.close()
+        self._save_dir = log_dir

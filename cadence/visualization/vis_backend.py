@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from typing import IO, Any
 
 from ..registry import VISBACKENDS
@@ -60,12 +61,25 @@ def split_step(scalar_dict: dict[str, Any], step: int) -> tuple[dict[str, Any], 
     return values, number
 
 
+def writable_dir(path: str) -> bool:
+    """Whether ``path`` is an existing directory this process may write into."""
+    return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK)
+
+
 class BaseVisBackend:
     """What every backend offers; the default methods record nothing.
+
+    A backend that writes to an experiment tracker says which tracker run it writes to
+    with :meth:`state_dict` and continues that run after :meth:`load_state_dict`
+    (the :class:`~cadence.visualization.Visualizer` keeps them in checkpoints).
 
     Args:
         save_dir: the directory this backend writes under.
     """
+
+    #: Entries of :meth:`state_dict` that are directories: the Visualizer stores them
+    #: relative to its work dir, so that a copied work dir continues in its own copy.
+    state_dir_keys: tuple[str, ...] = ()
 
     def __init__(self, save_dir: str | os.PathLike[str]) -> None:
         self._save_dir = os.fspath(save_dir)
@@ -113,6 +127,15 @@ class BaseVisBackend:
 
     def close(self) -> None:
         """Flush and release whatever the backend holds."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """Which tracker run this backend writes to (run id, log dir); empty when it has
+        none yet or nothing to continue. Plain strings only: checkpoints store it."""
+        return {}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continue the tracker run that ``state`` (from :meth:`state_dict`) names instead of
+        starting a new one; a run given in the backend's own arguments wins."""
 
 
 @VISBACKENDS.register_module()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 from ..logging._rank import process_rank
@@ -18,6 +19,11 @@ BackendCfg = dict[str, Any] | BaseVisBackend
 @VISUALIZERS.register_module()
 class Visualizer(GlobalInstanceMixin):
     """Sends configs, scalars and images to its backends (rank 0 only), fetchable by name.
+
+    Its :meth:`state_dict` names the tracker runs its backends write to (W&B and
+    MLflow run ids, the TensorBoard log dir); the runner keeps it in every
+    checkpoint and restores it on resume before anything is recorded, so a resumed
+    run continues the same tracker runs (a run id given in a backend's config wins).
 
     Args:
         name: instance name; constructing makes it the current visualizer.
@@ -52,6 +58,8 @@ class Visualizer(GlobalInstanceMixin):
                 f"got {type(vis_backends).__name__}"
             )
         data_dir = None if save_dir is None else os.path.join(os.fspath(save_dir), "vis_data")
+        # directories in the state are kept relative to this (the runner's work dir)
+        self._root = None if save_dir is None else os.path.dirname(os.path.abspath(save_dir))
         for index, item in enumerate(backends):
             self._add_backend(index, item, data_dir)
         super().__init__(name)
@@ -149,3 +157,48 @@ class Visualizer(GlobalInstanceMixin):
         """Close every backend."""
         for backend in self._vis_backends.values():
             backend.close()
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{'root': ..., 'backends': {name: {'type': class name, **backend state}}}``
+        for the backends that write to a tracker run (see ``BaseVisBackend.state_dict``).
+
+        ``root`` is the parent of ``save_dir`` (the work dir under the runner): on
+        load, directories stored under it are looked up under the current one first.
+        """
+        backends = {}
+        for name, backend in self._vis_backends.items():
+            state = backend.state_dict()
+            if state:
+                backends[name] = {"type": type(backend).__name__, **state}
+        return {"root": self._root, "backends": backends}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Make each backend continue the run ``state`` names for it (same name and type);
+        other backends, and every backend on ranks other than 0, are left as they are."""
+        if process_rank() != 0 or not isinstance(state, Mapping):
+            return
+        stored = state.get("backends")
+        if not isinstance(stored, Mapping):
+            return
+        root = state.get("root")
+        for name, entry in stored.items():
+            backend = self._vis_backends.get(name)
+            if backend is None or not isinstance(entry, Mapping):
+                continue
+            if entry.get("type") != type(backend).__name__:
+                continue
+            entry = {key: value for key, value in entry.items() if key != "type"}
+            for key in backend.state_dir_keys:
+                entry[key] = self._relocate(entry.get(key), root)
+            backend.load_state_dict(entry)
+
+    def _relocate(self, path: Any, root: Any) -> Any:
+        """``path`` (stored under ``root``) under this visualizer's root if it exists there."""
+        if not isinstance(path, str) or not isinstance(root, str) or self._root is None:
+            return path
+        if not (os.path.isabs(path) and os.path.isabs(root)):
+            return path
+        if os.path.commonpath([root, path]) != root:
+            return path
+        moved = os.path.join(self._root, os.path.relpath(path, root))
+        return moved if os.path.isdir(moved) else path

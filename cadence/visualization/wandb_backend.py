@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import warnings
+from collections.abc import Mapping
 from typing import Any
 
 from ..registry import VISBACKENDS
@@ -32,6 +34,11 @@ class WandbVisBackend(BaseVisBackend):
     stepped by epoch and training ones by iteration. Training records carry
     ``iter`` and ``epoch`` values to plot against instead (see
     ``define_metric_cfg``). For local-only runs set ``WANDB_MODE=offline``.
+
+    A resumed training run continues the wandb run of the checkpoint (its id is in
+    :meth:`state_dict`; ``wandb.init(id=..., resume='allow')``), and config values
+    that changed since (``max_epochs``, ``resume``) may then change in the run's
+    config. An id given in ``init_kwargs`` (or ``WANDB_RUN_ID``) wins over the stored one.
 
     Args:
         save_dir: default ``dir`` of ``wandb.init`` (created on first write).
@@ -67,7 +74,8 @@ class WandbVisBackend(BaseVisBackend):
         self._watch_kwargs = dict(watch_kwargs or {})
         self._wandb: Any = None
         self._run: Any = None
-        self._closed_run_id: str | None = None
+        self._resume_id: str | None = None  # the run to continue: closed or from a checkpoint
+        self._continued = False  # the open run is one that existed before
 
     def _init_env(self) -> None:
         try:
@@ -80,9 +88,10 @@ class WandbVisBackend(BaseVisBackend):
         os.makedirs(self._save_dir, exist_ok=True)
         kwargs = dict(self._init_kwargs)
         kwargs.setdefault("dir", self._save_dir)
-        if self._closed_run_id is not None:  # reopened after close(): continue that run
-            kwargs.setdefault("id", self._closed_run_id)
+        if self._resume_id is not None:  # reopened after close() or resumed: continue it
+            kwargs.setdefault("id", self._resume_id)
             kwargs.setdefault("resume", "allow")
+        self._continued = "id" in kwargs
         self._run = wandb.init(**kwargs)
         self._wandb = wandb
         cfg = self._define_metric_cfg
@@ -107,7 +116,7 @@ class WandbVisBackend(BaseVisBackend):
     def add_config(self, config: Any, **kwargs: Any) -> None:
         """Store the config as the run's config and save the code as an artifact."""
         self._ensure_env()
-        allow_change = bool(self._init_kwargs.get("allow_val_change", False))
+        allow_change = bool(self._init_kwargs.get("allow_val_change", False)) or self._continued
         self._run.config.update(config_as_dict(config), allow_val_change=allow_change)
         self._run.log_code(name=self._log_code_name)
 
@@ -142,7 +151,33 @@ class WandbVisBackend(BaseVisBackend):
     def close(self) -> None:
         """Finish the run (uploads what is pending unless offline); a later write resumes it."""
         if self._run is not None:
-            self._closed_run_id = getattr(self._run, "id", None)
+            self._resume_id = getattr(self._run, "id", None)
             self._run.finish()
             self._run = None
             self._env_ready = False
+
+    def _user_run_id(self) -> str | None:
+        return self._init_kwargs.get("id") or os.environ.get("WANDB_RUN_ID") or None
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{'run_id': ...}``: the wandb run written to (or to be continued), if any."""
+        run_id = getattr(self._run, "id", None) if self._run is not None else self._resume_id
+        return {"run_id": run_id} if run_id else {}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continue the run ``state['run_id']`` from the next write (an open run of
+        another id is finished first), unless ``init_kwargs`` or ``WANDB_RUN_ID``
+        name a run."""
+        run_id = state.get("run_id")
+        if not isinstance(run_id, str) or not run_id or self._user_run_id() is not None:
+            return
+        if self._run is not None:
+            if getattr(self._run, "id", None) == run_id:
+                return
+            warnings.warn(
+                f"WandbVisBackend: run {self._run.id} was started before the resume; it is "
+                f"finished and the next records go to the resumed run {run_id}",
+                stacklevel=2,
+            )
+            self.close()
+        self._resume_id = run_id

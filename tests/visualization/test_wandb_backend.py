@@ -112,12 +112,7 @@ def test_missing_wandb_names_the_pip_command(tmp_path, monkeypatch):
         WandbVisBackend(tmp_path, init_kwargs=["project"])  # type: ignore[arg-type]
 
 
-def test_offline_run(tmp_path, monkeypatch):
-    pytest.importorskip("wandb", reason="wandb not installed")
-    monkeypatch.setenv("WANDB_MODE", "offline")
-    monkeypatch.setenv("WANDB_SILENT", "true")
-    monkeypatch.setenv("WANDB_CONSOLE", "off")
-    monkeypatch.chdir(tmp_path)  # log_code scans the working directory
+def test_offline_run(tmp_path, wandb_offline):
     (tmp_path / "train.py").write_text("x = 1\n")
     save_dir = tmp_path / "vis_data"
     backend = WandbVisBackend(
