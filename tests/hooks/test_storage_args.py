@@ -13,15 +13,12 @@ from cadence.hooks import CheckpointHook, LoggerHook
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "runner"))  # fmt: skip
-from runner_toys import Blobs, ToyClassifier, toy_config, train_counting  # noqa: E402
-
-from cadence.registry import DATASETS, MODELS  # noqa: E402
+from runner_toys import register_toys, toy_config, train_counting  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def _toys() -> None:
-    DATASETS.register_module(module=Blobs, force=True)
-    MODELS.register_module(module=ToyClassifier, force=True)
+    register_toys()
 
 
 @pytest.mark.parametrize("hook_type", (CheckpointHook, LoggerHook))

@@ -99,3 +99,11 @@ def toy_config(work_dir: Any, max_epochs: int = 1, n: int = 64, **overrides: Any
     )  # fmt: skip
     cfg.update(overrides)
     return Config(cfg)
+
+
+def register_toys() -> None:
+    """Register :class:`Blobs` and :class:`ToyClassifier` (configs name them by type)."""
+    from cadence.registry import DATASETS, MODELS
+
+    DATASETS.register_module(module=Blobs, force=True)
+    MODELS.register_module(module=ToyClassifier, force=True)

@@ -58,10 +58,10 @@ SCRIPT = textwrap.dedent(
     elif mode == "pointer":  # killed after the file is in place, before the pointer moves
         real_pointer = manager.write_last_checkpoint
 
-        def pointer(work_dir, path):
+        def pointer(work_dir, path, *args, **kwargs):
             if path.endswith(target):
                 die()
-            real_pointer(work_dir, path)
+            real_pointer(work_dir, path, *args, **kwargs)
 
         manager.write_last_checkpoint = pointer
     elif mode == "rotate":  # killed while deleting the old checkpoint
