@@ -106,7 +106,10 @@ class SignalRelay:
         if targets and len(self.received) == 1:
             saves = "save and " if name in ("SIGTERM", "SIGUSR1") else ""
             said += f"; waiting for them to {saves}exit (a second signal stops them at once)"
-        print(f"cadence: {name} {said}", file=sys.stderr, flush=True)
+        try:
+            print(f"cadence: {name} {said}", file=sys.stderr, flush=True)
+        except OSError:  # no terminal any more (SIGHUP): the ranks got the signal all the same
+            pass
 
 
 def exit_code(returncode: int) -> int:

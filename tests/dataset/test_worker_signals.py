@@ -73,9 +73,10 @@ def test_a_signal_from_another_process_is_dropped_and_the_parents_ends_the_worke
     it = iter(loader())
     worker = next(it)
     assert worker != os.getpid()
-    for name in ("TERM", "INT", "USR1"):  # as `kill -TERM -PGID` would: from another process
-        subprocess.run(["kill", f"-{name}", str(worker)], check=True)
-    time.sleep(0.3)
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):  # from another process,
+        subprocess.run([sys.executable, "-c", f"import os; os.kill({worker}, {int(signum)})"],
+                       check=True)  # as `kill -TERM -PGID` would  # fmt: skip
+    time.sleep(0.3)  # time to die, had the worker not dropped them
     assert alive(worker) and next(it) == worker  # still serving batches
     os.kill(worker, signal.SIGTERM)  # the parent's terminate(): the worker goes at once
     assert wait_gone(worker, 5)
