@@ -150,9 +150,7 @@ class SignalWatch:
         )
         if saving:
             what += ", came while the preemption checkpoint was being written"
-        self._exit(
-            signum, f"{what}: exiting now with code {128 + signum}; no checkpoint was saved"
-        )
+        self._exit(signum, f"{what}: exiting now with code {128 + signum}; no checkpoint was saved")
 
     def _check_deadline(self) -> None:
         with self._lock:

@@ -88,7 +88,7 @@ def test_sigterm_to_the_nproc_parent_saves_on_every_rank_and_exits_0(tmp_path):
         assert not alive(torchrun) and job.survivors() == []
     finally:
         job.cleanup()
-    iters = int(saved[len("preempted_iter_"):-len(".pth")])
+    iters = int(saved[len("preempted_iter_") : -len(".pth")])
     again = write_config(tmp_path, name="resume.py",
                          train_cfg=dict(by_epoch=False, max_iters=iters + 1))  # fmt: skip
     resumed = Job(tmp_path, cadence("train", str(again), "--resume"), name="resume")

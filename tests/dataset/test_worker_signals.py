@@ -119,7 +119,7 @@ def test_sigterm_to_the_process_group_saves_and_leaves_no_worker(tmp_path):
         assert job.survivors() == []
     finally:
         job.cleanup()
-    iters = int(saved[len("preempted_iter_"):-len(".pth")])
+    iters = int(saved[len("preempted_iter_") : -len(".pth")])
     again = write_config(tmp_path, name="resume.py", train_dataloader=loader_cfg,
                          train_cfg=dict(by_epoch=False, max_iters=iters + 2))  # fmt: skip
     resumed = Job(tmp_path, cadence("train", str(again), "--resume"), name="resume")

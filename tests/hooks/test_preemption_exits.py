@@ -88,7 +88,9 @@ def test_a_second_signal_during_the_save_exits_at_once_and_the_last_checkpoint_r
     resumed = Job(tmp_path, cadence("train", str(again), "--resume"), name="resume")
     try:
         assert resumed.finish(timeout=120) == 0, resumed.err_tail()
-        assert "Resumed from" in log_text(tmp_path) and "iter 3" in log_text(tmp_path)
+        assert f"Resumed from {tmp_path / 'work' / 'iter_3.pth'} at epoch 0, iter 3" in log_text(
+            tmp_path
+        )
     finally:
         resumed.cleanup()
 
@@ -144,4 +146,3 @@ def test_ranks_blocked_in_a_collective_exit_after_the_grace_period_under_torchru
         assert job.survivors() == []
     finally:
         job.cleanup()
-
