@@ -3,16 +3,18 @@
 For users who do not want to type ``torchrun`` (detectron2's ``launch`` does the
 same). The child command is this one without ``--nproc`` and with
 ``--launcher pytorch``; inside a launched process (``RANK``/``LOCAL_RANK`` set)
-nothing is re-launched.
+nothing is re-launched. This process stays until torchrun ends and relays
+SIGTERM, SIGINT, SIGHUP and SIGUSR1 to the ranks (:mod:`.supervise`).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
+
+from .supervise import launch_and_supervise
 
 NPROC_FLAGS = ("--nproc", "--num-gpus")
 _LAUNCHER_FLAG = "--launcher"
@@ -72,13 +74,13 @@ def torchrun_command(nproc: int, argv: Sequence[str]) -> list[str]:
 
 
 def relaunch(nproc: int, argv: Sequence[str]) -> int:
-    """Run ``cadence argv`` under torchrun with ``nproc`` processes; its exit code."""
+    """Run ``cadence argv`` under torchrun with ``nproc`` processes; its exit code.
+
+    Stop signals to this process go to the ranks; it returns only once torchrun
+    has ended (see :mod:`.supervise`)."""
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's default, without its warning
     here = os.getcwd()  # so the children import the project's modules as this process does
     env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
     print(f"cadence: starting {nproc} processes with torchrun", file=sys.stderr, flush=True)
-    try:
-        return subprocess.call(torchrun_command(nproc, argv), env=env)
-    except KeyboardInterrupt:
-        return 130
+    return launch_and_supervise(torchrun_command(nproc, argv), env)

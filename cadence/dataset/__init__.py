@@ -6,10 +6,11 @@ from .loader_state import dataloader_state_dict, load_dataloader_state_dict
 from .multigrid import MultigridSchedule, ShortCycleBatchSampler
 from .sampler import DefaultSampler, InfiniteSampler
 from .worker import SampleIndex, WorkerSeeder, batch_seed, worker_init_fn, worker_seed
+from .worker_signals import ShieldedWorkerInit, shield_worker_signals
 
 __all__ = [
     "DefaultSampler", "InfiniteSampler", "MultigridSchedule", "ShortCycleBatchSampler",
-    "SampleIndex", "SlicedDataset", "WorkerSeeder", "batch_seed", "build_dataloader",
-    "dataloader_state_dict", "default_collate", "load_dataloader_state_dict", "pseudo_collate",
-    "worker_init_fn", "worker_seed",
+    "SampleIndex", "ShieldedWorkerInit", "SlicedDataset", "WorkerSeeder", "batch_seed",
+    "build_dataloader", "dataloader_state_dict", "default_collate", "load_dataloader_state_dict",
+    "pseudo_collate", "shield_worker_signals", "worker_init_fn", "worker_seed",
 ]  # fmt: skip

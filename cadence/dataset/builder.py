@@ -30,6 +30,7 @@ from ..registry import DATA_SAMPLERS, DATASETS, FUNCTIONS, Registry, config_loca
 from ..utils.suggest import did_you_mean
 from .multigrid import with_index
 from .worker import WorkerSeeder
+from .worker_signals import ShieldedWorkerInit
 
 _MISSING = object()
 # Arguments of DataLoader that build_dataloader sets itself.
@@ -256,6 +257,10 @@ def build_dataloader(
       place in the data order, so a resumed epoch draws what the uninterrupted
       one drew (formulas in :mod:`cadence.dataset.worker`); without a seed
       torch's own per-worker seeding applies. A name, dict or callable replaces it.
+      With workers, it is wrapped in a :class:`ShieldedWorkerInit`: each worker
+      ignores SIGTERM, SIGINT and SIGUSR1 unless its main process sends them
+      (:mod:`cadence.dataset.worker_signals`), so a signal to the whole job
+      leaves the workers to the main process, which saves and shuts them down.
     * ``num_batch_per_epoch``: keep only the first ``n * batch_size * world_size``
       samples (for quick runs); with a batch sampler's ``batch_sizes`` (short
       cycles), the samples of its first ``n`` batches.
@@ -301,6 +306,8 @@ def build_dataloader(
     if isinstance(init_fn, WorkerSeeder) and args.get("num_workers"):
         if epoch_source is not None and hasattr(epoch_source, "tag_positions"):
             epoch_source.tag_positions = True  # workers seed each batch from its place
+    if args.get("num_workers"):  # workers leave SIGTERM & co. to this process
+        init_fn = ShieldedWorkerInit(init_fn)
     collate_spec = args.pop("collate_fn", "pseudo_collate")
     collate_fn = _resolve_function(
         collate_spec,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .worker import WorkerSeeder
+from .worker_signals import unshielded
 
 
 def index_sampler(dataloader: Any) -> tuple[Any, int | None]:
@@ -37,7 +38,7 @@ def dataloader_state_dict(dataloader: Any) -> dict[str, Any]:
     sampler_state = getattr(sampler, "state_dict", None)
     if callable(sampler_state):
         state["sampler"] = sampler_state()
-    init_fn = getattr(dataloader, "worker_init_fn", None)
+    init_fn = unshielded(getattr(dataloader, "worker_init_fn", None))
     if isinstance(init_fn, WorkerSeeder):
         state["worker_seed"] = init_fn.seed
     return state
@@ -49,6 +50,6 @@ def load_dataloader_state_dict(dataloader: Any, state: Mapping[str, Any]) -> Non
     load = getattr(sampler, "load_state_dict", None)
     if "sampler" in state and callable(load):
         load(state["sampler"])
-    init_fn = getattr(dataloader, "worker_init_fn", None)
+    init_fn = unshielded(getattr(dataloader, "worker_init_fn", None))
     if "worker_seed" in state and isinstance(init_fn, WorkerSeeder):
         init_fn.seed = operator.index(state["worker_seed"])

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..optim import accumulation_pending
 from ..registry import HOOKS
 from .hook import Hook
+from .signal_watch import SignalWatch
 
 if TYPE_CHECKING:
     from ..runner.protocol import RunnerProtocol
@@ -39,15 +40,30 @@ class PreemptionHook(Hook):
     stops at the same iteration even if only some got the signal. The handlers
     are installed for the duration of training and the previous ones restored.
 
+    The run does not outlive the request by much (see :mod:`.signal_watch`): if
+    an iteration does not finish within ``grace_period`` seconds after the
+    signal (a peer is gone, a collective blocks), or if one of the signals
+    comes again (more than ``duplicate_window`` seconds after the first, e.g.
+    during the save), the process exits at once with ``128 + signum`` and a
+    message naming the signal and the iteration, without a checkpoint.
+
     Args:
         signals: signal names to catch.
         sync_interval: iterations between the ranks' agreement (distributed only).
+        grace_period: seconds each iteration may take after the signal before
+            the process gives up and exits; ``None`` waits however long it takes.
+        duplicate_window: a repeat of a signal within this many seconds of the
+            first is the same request (relayed twice by launchers), not a second.
     """
 
     priority = "LOWEST"
 
     def __init__(
-        self, signals: Sequence[str] = ("SIGTERM", "SIGUSR1"), sync_interval: int = 10
+        self,
+        signals: Sequence[str] = ("SIGTERM", "SIGUSR1"),
+        sync_interval: int = 10,
+        grace_period: float | None = 30.0,
+        duplicate_window: float = 1.0,
     ) -> None:
         self.signals = []
         for name in signals:
@@ -59,6 +75,17 @@ class PreemptionHook(Hook):
                 f"PreemptionHook.sync_interval must be an int >= 1, got {sync_interval!r}"
             )
         self.sync_interval = sync_interval
+        if grace_period is not None and not grace_period > 0:
+            raise ValueError(
+                f"PreemptionHook.grace_period must be > 0 seconds or None, got {grace_period!r}"
+            )
+        if not duplicate_window >= 0:
+            raise ValueError(
+                f"PreemptionHook.duplicate_window must be >= 0 seconds, got {duplicate_window!r}"
+            )
+        self.grace_period = grace_period
+        self.duplicate_window = duplicate_window
+        self._watch: SignalWatch | None = None
         self.received: tuple[str, float] | None = None
         self._previous: dict[int, Any] = {}
         self._active = False
@@ -74,6 +101,7 @@ class PreemptionHook(Hook):
             self.received = (signal.Signals(signum).name, time.monotonic())
 
     def before_train(self, runner: RunnerProtocol) -> None:
+        self._restore()  # a previous train() that raised left them installed
         self.received = None
         self._world_size = runner.world_size
         if threading.current_thread() is not threading.main_thread():
@@ -82,6 +110,12 @@ class PreemptionHook(Hook):
         for signum in self.signals:
             self._previous[signum] = signal.signal(signum, self._handle)
         self._active = True
+        self._watch = SignalWatch(
+            self.signals, self.grace_period, self.duplicate_window,
+            iteration=lambda: runner.iter + 1, logger=runner.logger,
+            label=f"rank {runner.rank}" if runner.world_size > 1 else "",
+        )  # fmt: skip
+        self._watch.start()
 
     def after_train(self, runner: RunnerProtocol) -> None:
         self._restore()
@@ -90,6 +124,9 @@ class PreemptionHook(Hook):
         if not self._active:
             return
         self._active = False
+        if self._watch is not None:
+            self._watch.stop()
+            self._watch = None
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)
         self._previous.clear()
@@ -108,6 +145,8 @@ class PreemptionHook(Hook):
     def after_train_iter(
         self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
+        if self.received is not None and self._watch is not None:
+            self._watch.progress()  # this iteration finished: the grace period starts over
         if self._world_size <= 1:  # one process: no agreement needed, one comparison
             if self.received is None:
                 return
@@ -115,6 +154,8 @@ class PreemptionHook(Hook):
             return
         if accumulation_pending(runner.optim_wrapper):
             return
+        if self._watch is not None:
+            self._watch.saving()
         name, at = self.received or ("a signal on another rank", time.monotonic())
         path = runner.save_checkpoint(
             runner.work_dir, f"preempted_iter_{runner.iter + 1}.pth", by_epoch=False

@@ -101,6 +101,11 @@ def test_no_signal_means_no_preemption_and_a_bad_config_is_named():
         PreemptionHook(signals=["SIGNOPE"])
     with pytest.raises(ValueError, match="sync_interval"):
         PreemptionHook(sync_interval=0)
+    with pytest.raises(ValueError, match="grace_period must be > 0 seconds or None"):
+        PreemptionHook(grace_period=0)
+    with pytest.raises(ValueError, match="duplicate_window"):
+        PreemptionHook(duplicate_window=-1)
+    assert PreemptionHook().grace_period == 30 and PreemptionHook(grace_period=None)
 
 
 def test_after_training_the_signal_behaves_as_before(tmp_path):
