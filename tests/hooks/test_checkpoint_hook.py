@@ -236,3 +236,16 @@ def test_epoch_ending_inside_an_accumulation_window_warns(tmp_path):
     assert "Epoch 1 ends inside a gradient accumulation window" in logs
     assert "Epoch 2 ends inside" in logs and "Epoch 3 ends inside" not in logs
     assert names(tmp_path) == ["epoch_1.pth", "epoch_2.pth", "epoch_3.pth"]
+
+
+@pytest.mark.slow
+def test_top_k_best_and_rotation_in_a_bucket(tmp_path, s3):
+    run = s3.bucket() + "/run"
+    table = {1: 0.5, 2: 0.9, 3: 0.7, 4: 0.8}
+    hook = dict(interval=1, max_keep_ckpts=1, save_best="m/acc", max_keep_best=2)
+    runner = train(run, hook, epochs=4, table=table)
+    fs = s3.fs()
+    remote = sorted(p.rsplit("/", 1)[-1] for p in fs.ls(run) if p.endswith(".pth"))
+    assert remote == ["best_m_acc_epoch_2.pth", "best_m_acc_epoch_4.pth", "epoch_4.pth"]
+    assert fs.cat_file(f"{run}/best_checkpoint") == b"best_m_acc_epoch_2.pth"
+    assert remote == names(runner.work_dir)  # the staged folder holds the same
