@@ -36,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_plot_command(sub)
     add_publish_command(sub)
+    for command in sub.choices.values():  # `cadence train --debug cfg.py` works too
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                             help="show tracebacks on errors")  # fmt: skip
     return parser
 
 

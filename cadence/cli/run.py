@@ -80,6 +80,10 @@ def _pickle_path(text: str) -> str:
 
 def build_config(args: argparse.Namespace) -> Config:
     """Load the config and apply every command-line override to it."""
+    resume = getattr(args, "resume", None)
+    if resume not in (None, "auto") and "=" in resume and not os.path.exists(resume):
+        # `--resume lr=0.1`: an override that argparse took for the checkpoint
+        args.overrides, args.resume = [resume, *args.overrides], "auto"
     cfg = load_config(args.config, args.cfg_options, args.overrides)
     if args.work_dir:
         cfg.work_dir = args.work_dir

@@ -4,5 +4,8 @@ from .accuracy import Accuracy
 from .dump_results import DumpResults
 from .evaluator import Evaluator, build_evaluator
 from .metric import BaseMetric
+from .regression import MAE, MSE, R2
 
-__all__ = ["Accuracy", "BaseMetric", "DumpResults", "Evaluator", "build_evaluator"]
+__all__ = [
+    "MAE", "MSE", "R2", "Accuracy", "BaseMetric", "DumpResults", "Evaluator", "build_evaluator",
+]  # fmt: skip

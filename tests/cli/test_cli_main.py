@@ -75,6 +75,21 @@ def test_registry_error_is_one_paragraph_and_debug_shows_the_traceback(tmp_path,
 
     with pytest.raises(CliError, match="no-such-registry"):
         main(["--debug", *argv])
+    with pytest.raises(CliError, match="no-such-registry"):  # after the subcommand too
+        main([*argv, "--debug"])
+    assert run(argv) == 2  # and without it, still one paragraph
+
+
+def test_resume_followed_by_an_override_is_not_a_checkpoint_path(tmp_path):
+    from cadence.cli.run import build_config
+
+    config = tmp_path / "c.py"
+    config.write_text("model = dict(type='X')\nlr = 0.1\n")
+    args = build_parser().parse_args(["train", str(config), "--resume", "lr=0.5"])
+    cfg = build_config(args)
+    assert cfg.resume is True and cfg.get("load_from") is None and cfg.lr == 0.5
+    args = build_parser().parse_args(["train", str(config), "--resume", str(config)])
+    assert build_config(args).load_from == str(config)  # an existing file stays a path
 
 
 def test_importing_the_command_line_imports_no_other_part_of_cadence():
