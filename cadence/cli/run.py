@@ -87,9 +87,14 @@ def build_config(args: argparse.Namespace) -> Config:
     cfg = load_config(args.config, args.cfg_options, args.overrides)
     if args.work_dir:
         cfg.work_dir = args.work_dir
-    elif cfg.get("work_dir") is None:
-        stem = os.path.splitext(os.path.basename(args.config))[0]
-        cfg.work_dir = os.path.join("work_dirs", stem)
+    else:
+        if cfg.get("work_dir") is None:
+            stem = os.path.splitext(os.path.basename(args.config))[0]
+            cfg.work_dir = os.path.join("work_dirs", stem)
+        if args.mode != "train":  # an evaluation never touches the training run's files
+            from ..fileio import join_path
+
+            cfg.work_dir = join_path(cfg.work_dir, args.mode)
     if args.launcher is not None:
         cfg.launcher = args.launcher
     if args.mode == "train":

@@ -131,3 +131,33 @@ def test_overrides_may_follow_the_checkpoint_directly(mode):
     assert (args.config, args.checkpoint, args.overrides, extra) == (
         "c.py", "w.pth", ["a=1", "b.c=2"], [],
     )  # fmt: skip
+
+
+def _files(folder):
+    found = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                found[os.path.relpath(path, folder)] = f.read()
+    return found
+
+
+def test_val_and_test_leave_the_training_run_untouched(tmp_path, blobs, capsys):
+    work = tmp_path / "run"
+    small = [f"work_dir={work}", "train_dataloader.dataset.num_samples=128",
+             "val_dataloader.dataset.num_samples=64", "test_dataloader.dataset.num_samples=64",
+             "train_cfg.max_epochs=2", "train_cfg.val_interval=1",
+             "default_hooks.checkpoint.interval=1"]  # fmt: skip
+    assert run(["train", CONFIG, *small]) == 0
+    before = _files(work)
+    assert "best_checkpoint" in before and "mlp_8xb64_blobs.py" in before
+    for mode in ("val", "test"):
+        assert run([mode, CONFIG, str(work / "epoch_1.pth"), *small]) == 0
+        assert "accuracy/top1" in capsys.readouterr().out
+    after = _files(work)
+    assert {k: v for k, v in after.items() if k in before} == before  # byte-identical
+    added = sorted({k.split(os.sep)[0] for k in after if k not in before})
+    assert added == ["test", "val"]
+    logs = [k for k in after if k.startswith("val" + os.sep) and k.endswith(".log")]
+    assert len(logs) == 1 and len(logs[0].split(os.sep)) == 3  # val/<timestamp>/<ts>.log
