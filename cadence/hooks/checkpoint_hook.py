@@ -14,8 +14,10 @@ from .hook import Hook
 if TYPE_CHECKING:
     from ..runner.protocol import RunnerProtocol
 
-GREATER_KEYS = ("acc", "top", "AR@", "auc", "precision", "mAP", "mDice", "mIoU", "mAcc", "aAcc")
-LESS_KEYS = ("loss",)
+#: mmengine's lists, plus the regression and error metrics cadence has (r2, mse, mae, error)
+GREATER_KEYS = ("acc", "top", "AR@", "auc", "precision", "mAP", "mDice", "mIoU", "mAcc", "aAcc",
+                "recall", "f1", "r2")  # fmt: skip
+LESS_KEYS = ("loss", "error", "mse", "mae")
 
 
 def _as_list(value: str | Sequence[str] | None) -> list[str]:

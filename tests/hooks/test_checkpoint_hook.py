@@ -249,3 +249,12 @@ def test_top_k_best_and_rotation_in_a_bucket(tmp_path, s3):
     assert remote == ["best_m_acc_epoch_2.pth", "best_m_acc_epoch_4.pth", "epoch_4.pth"]
     assert fs.cat_file(f"{run}/best_checkpoint") == b"best_m_acc_epoch_2.pth"
     assert remote == names(runner.work_dir)  # the staged folder holds the same
+
+
+@pytest.mark.parametrize(
+    ("key", "rule"),
+    [("regression/mse", "less"), ("regression/mae", "less"), ("val/error", "less"),
+     ("val/loss", "less"), ("regression/r2", "greater"), ("f1-score", "greater")],
+)  # fmt: skip
+def test_save_best_auto_infers_lower_is_better_for_error_metrics(key, rule):
+    assert CheckpointHook(save_best="auto")._rule_for(key, None) == rule
