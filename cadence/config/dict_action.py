@@ -61,7 +61,15 @@ def parse_value(text: str, option: str = "") -> Any:
         text = text[1:-1]
     elif "," not in text:
         return parse_scalar(text)
-    values = [parse_value(part, option) for part in _split_top_level(text, option) if part != ""]
+    parts = [part for part in _split_top_level(text, option) if part != ""]
+    if parts == [text] and "," in text:  # no top-level comma: a call such as dict(a=1,b=2)
+        raise ConfigError(
+            f"cannot parse the --cfg-options value {text!r}: values are numbers, strings, "
+            "lists [a,b] and tuples (a,b). Set a dict in the config file, or each of its keys "
+            f"by its path ({option or 'key'}.0.name=value)",
+            key=option or None,
+        )
+    values = [parse_value(part, option) for part in parts]
     return tuple(values) if is_tuple else values
 
 

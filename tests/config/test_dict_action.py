@@ -179,3 +179,12 @@ def test_merge_from_dict_on_loaded_config_then_cli_values(write_files):
 def test_merge_from_dict_bad_key(key):
     with pytest.raises(ConfigKeyError):
         sample().merge_from_dict({key: 1})
+
+
+def test_a_call_in_a_value_is_an_error_naming_the_key_not_a_recursion():
+    from cadence.config import ConfigError
+    from cadence.config.dict_action import parse_options
+
+    with pytest.raises(ConfigError, match="cannot parse the --cfg-options value") as info:
+        parse_options(["custom_hooks=[dict(type='EMAHook',momentum=0.1)]"])
+    assert "custom_hooks.0.name=value" in str(info.value)
