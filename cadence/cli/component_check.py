@@ -23,6 +23,7 @@ from ..config import Config
 from ..registry import FUNCTIONS, ROOT_REGISTRIES, WEIGHT_INITIALIZERS, Registry
 from ..utils import did_you_mean
 from .common import describe_origin
+from .value_check import check_arg_types
 
 NOT_ARGUMENTS = ("type", "_scope_")
 
@@ -163,6 +164,8 @@ class ComponentChecker:
                         f"{_name_of(target)} takes no argument '{arg}'."
                         f"{did_you_mean(arg, named) or ' It takes: ' + ', '.join(named) + '.'}",
                     )
+        check_arg_types(target, {k: v for k, v in args.items() if k in named}, path,
+                        self._report)  # fmt: skip
         if partial:
             return
         given = set(args) | set(provided)

@@ -39,6 +39,13 @@ from ..registry import (
 )
 from ..utils import closest_names, did_you_mean
 from .component_check import NOT_ARGUMENTS, ComponentChecker, Problem, as_items, join
+from .value_check import (
+    LOADER_RULES,
+    LOOP_RULES,
+    OPTIMIZER_RULES,
+    check_rules,
+    check_sections,
+)
 
 _DATALOADER_KEYS = (
     "dataset", "sampler", "batch_sampler", "collate_fn", "worker_init_fn",
@@ -55,6 +62,8 @@ class ConfigChecker(ComponentChecker):
         cfg = self.cfg
         with default_scope(cfg.get("default_scope", "cadence")):
             self._top_level_keys()
+            check_sections(cfg, self._report)
+            check_rules(cfg.get("train_cfg"), "train_cfg", LOOP_RULES, self._report)
             if "runner_type" in cfg:
                 self.component(dict(type=cfg.runner_type), "runner_type", RUNNERS)
             self._model()
@@ -113,6 +122,7 @@ class ConfigChecker(ComponentChecker):
                     join(path, key),
                     f"not a dataloader option.{did_you_mean(key, options)}",
                 )
+        check_rules(node, path, LOADER_RULES, self._report)
         if "dataset" not in node:
             self._report(path, "needs a 'dataset'")
         else:
@@ -200,6 +210,7 @@ class ConfigChecker(ComponentChecker):
             self._report(path, "needs an 'optimizer', e.g. optimizer=dict(type='SGD', lr=0.01)")
             return
         opt_path = join(path, "optimizer")
+        check_rules(optimizer, opt_path, OPTIMIZER_RULES, self._report)
         target = self.resolve(optimizer, opt_path, OPTIMIZERS)
         if target is not None:
             self.checked += 1

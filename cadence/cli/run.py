@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .common import add_cfg_options, load_config
+from .common import CliError, add_cfg_options, load_config
 from .launch import add_nproc_argument, inside_launched_process, relaunch
 
 if TYPE_CHECKING:
@@ -103,7 +103,21 @@ def build_config(args: argparse.Namespace) -> Config:
         cfg.load_from = args.checkpoint
     if getattr(args, "out", None):
         cfg.test_evaluator = with_dump_results(cfg.get("test_evaluator"), args.out)
+    _refuse_config_errors(cfg, args.config)
     return cfg
+
+
+def _refuse_config_errors(cfg: Config, config_file: str) -> None:
+    """Stop before any work with the errors ``cadence check`` reports, in its words."""
+    from .config_check import check_config
+
+    errors = check_config(cfg).errors
+    if errors:
+        lines = "\n".join(str(problem) for problem in errors)
+        raise CliError(
+            f"{config_file}: {len(errors)} problem(s) in the config "
+            f"(`cadence check` reports the same):\n{lines}"
+        )
 
 
 def with_dump_results(evaluator: Any, out_file: str) -> Any:
