@@ -55,3 +55,22 @@ def s3(s3_session: object, tmp_path: object, monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("CADENCE_STAGING_DIR", os.path.join(str(tmp_path), "staging"))
     return s3_session
+
+
+@pytest.fixture
+def blobs(monkeypatch: pytest.MonkeyPatch) -> object:
+    """The blobs example importable (from the repository root) and registered.
+
+    Registries are restored after each test, but a module is imported once per
+    process, so the config's ``custom_imports`` alone would not register its
+    classes again in a later test.
+    """
+    from cadence.registry import DATASETS, MODELS
+
+    monkeypatch.chdir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import examples.blobs.blobs as module
+
+    for registry, cls in ((MODELS, module.MLPClassifier), (DATASETS, module.BlobsDataset)):
+        if registry.get(cls.__name__) is None:
+            registry.register_module(module=cls)
+    return module

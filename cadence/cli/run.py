@@ -103,7 +103,6 @@ def build_config(args: argparse.Namespace) -> Config:
         cfg.load_from = args.checkpoint
     if getattr(args, "out", None):
         cfg.test_evaluator = with_dump_results(cfg.get("test_evaluator"), args.out)
-    _refuse_config_errors(cfg, args.config)
     return cfg
 
 
@@ -168,11 +167,13 @@ def _train_switches(cfg: Config, args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     if args.nproc is not None and args.nproc > 1 and not inside_launched_process():
-        build_config(args)  # config errors are reported here, once, not by every child
+        # config errors are reported here, once, not by every child
+        _refuse_config_errors(build_config(args), args.config)
         return relaunch(args.nproc, args.argv)
     if args.nproc is not None and inside_launched_process() and args.launcher is None:
         args.launcher = "pytorch"
     cfg = build_config(args)
+    _refuse_config_errors(cfg, args.config)
     from ..registry import RUNNERS
     from ..runner import Runner
 

@@ -71,7 +71,14 @@ Report = Callable[[str, str], None]
 
 
 def check_sections(cfg: Any, report: Report) -> None:
-    """Shapes of the runner's sections and the sections each mode needs together."""
+    """Shapes of the runner's sections, the sections each mode needs together, and URLs
+    in path keys that no installed storage reaches."""
+    from ..fileio import check_url
+
+    for key in ("work_dir", "load_from", "resume"):
+        problem = check_url(cfg.get(key), key)
+        if problem is not None:
+            report(key, problem)
     for key, shapes in SHAPES.items():
         value = cfg.get(key)
         if value is not None and not isinstance(value, shapes):

@@ -103,7 +103,7 @@ def test_inside_launched_process():
     assert not inside_launched_process({"PATH": "/bin"})
 
 
-def test_nproc_relaunches_once_the_config_loads(monkeypatch, tmp_path):
+def test_nproc_relaunches_once_the_config_loads(monkeypatch, tmp_path, blobs):
     for name in ("RANK", "LOCAL_RANK"):
         monkeypatch.delenv(name, raising=False)
     calls = []

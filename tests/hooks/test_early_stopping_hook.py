@@ -137,7 +137,7 @@ def test_state_dict_round_trip_continues_the_same_decisions():
 
 def test_arguments_are_checked_and_registered():
     with pytest.raises(ValueError, match="cannot tell"):
-        EarlyStoppingHook(monitor="f1_score")
+        EarlyStoppingHook(monitor="bleu_score")
     with pytest.raises(ValueError, match="'greater' or 'less'"):
         EarlyStoppingHook(monitor="acc", rule="bigger")
     with pytest.raises(ValueError, match="patience"):

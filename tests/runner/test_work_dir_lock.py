@@ -102,11 +102,9 @@ def test_runs_started_in_the_same_second_get_their_own_log_folders(tmp_path, mon
     assert os.path.basename(second.log_dir) == "20260102_030405_2"
 
 
-def test_cadence_train_exits_2_with_one_paragraph(tmp_path, live_process, capsys, monkeypatch):
+def test_cadence_train_exits_2_with_one_paragraph(tmp_path, live_process, capsys, blobs):
     from cadence.cli import main
 
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    monkeypatch.chdir(root)
     work = str(tmp_path / "work")
     write_lock(work, pid=live_process.pid)
     config = os.path.join("examples", "blobs", "configs", "mlp_8xb64_blobs.py")
