@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -57,17 +58,17 @@ class _Explained:
         return self
 
     def __next__(self) -> Any:
+        # The exception is never bound to a name here: a frame that holds the exception it
+        # raises is a reference cycle, and an iterator freed by the garbage collector instead
+        # of at once may wait 5 s per worker to shut down (torch's join of its workers).
         try:
             return self._batches.__next__()
         except StopIteration:
             raise
-        except RuntimeError as exc:
-            if str(exc).startswith(_TIMED_OUT):
-                raise DataLoaderTimeoutError(explain_timeout(self._loader, self._batches)) from exc
-            _note(exc, self._loader)
-            raise
-        except Exception as exc:
-            _note(exc, self._loader)
+        except Exception:
+            if _timed_out(sys.exc_info()[1]):
+                raise _timeout_error(sys.exc_info()[1], self._loader, self._batches)  # noqa: B904
+            _note(sys.exc_info()[1], self._loader)
             raise
 
     def __len__(self) -> int:
@@ -77,7 +78,22 @@ class _Explained:
         return getattr(self._batches, name)
 
 
-def _note(exc: BaseException, loader: ExplainedDataLoader) -> None:
+def _timed_out(exc: BaseException | None) -> bool:
+    return isinstance(exc, RuntimeError) and str(exc).startswith(_TIMED_OUT)
+
+
+def _timeout_error(
+    cause: BaseException | None, loader: ExplainedDataLoader, batches: Any
+) -> DataLoaderTimeoutError:
+    """The :class:`DataLoaderTimeoutError` for torch's ``cause``, chained to it."""
+    error = DataLoaderTimeoutError(explain_timeout(loader, batches))
+    error.__cause__ = cause
+    return error
+
+
+def _note(exc: BaseException | None, loader: ExplainedDataLoader) -> None:
+    if exc is None:
+        return
     workers = loader.num_workers
     by = f"its {workers} worker processes" if workers else "the main process (num_workers=0)"
     add_note(exc, f"cadence: raised while {loader.key_path} fetched a batch in {by}")

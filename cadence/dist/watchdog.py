@@ -153,8 +153,9 @@ class HangWatchdog:
         subject = "no rank made progress" if several else "the run made no progress"
         summary = f" {describe_ranks(entries, self.world_size)}" if several else ""
         message = (
-            f"{label}: {subject} for {silent_for:.1f} s ({self.setting}={self.timeout:g}): it "
-            f"hangs.{summary} This rank is {mine['where']}; its Python stacks follow"
+            f"{label}: {subject} for {silent_for:.1f} s ({self.setting}={self.timeout:g}): "
+            f"{'the job' if several else 'it'} is stuck.{summary} This rank is {mine['where']}; "
+            "its Python stacks follow"
             f"{' (each rank prints its own)' if several else ''}. Exiting with code "
             f"{HANG_EXIT_CODE}; --resume continues from the last checkpoint."
         )
