@@ -148,7 +148,7 @@ def _dump_and_stop(pid: int, header: str) -> bool:
     try:
         os.write(2, header.encode())  # the worker writes to the same stderr
         os.kill(pid, STACK_SIGNAL)
-        time.sleep(0.3)  # the worker's C-level handler writes at once; leave it a moment
+        time.sleep(0.2)  # the worker's C-level handler writes at once; leave it a moment
         if hasattr(signal, "sigwaitinfo"):
             os.kill(pid, signal.SIGTERM)  # the shutdown then need not wait for it
     except OSError:

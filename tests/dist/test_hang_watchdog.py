@@ -96,7 +96,7 @@ def test_ranks_busy_together_are_no_hang_but_one_rank_outside_the_section_is():
     for dog in dogs:
         dog.start()
     try:
-        time.sleep(0.8)  # over 2 timeouts, all busy
+        time.sleep(0.65)  # over 2 timeouts, all busy
         assert [dog.reports for dog in dogs] == [[], []]
         beats[1].busy_depth = 0
         left = time.monotonic()
