@@ -116,17 +116,17 @@ class HangWatchdog:
 
     def _entry(self, busy: bool) -> Entry:
         beat = self.heartbeat
-        return {"host": self.host, "pid": os.getpid(), "count": beat.count, "busy": busy,
+        return {"host": self.host, "pid": os.getpid(), "order": beat.order(), "busy": busy,
                 "where": beat.describe()}  # fmt: skip
 
     def _watch(self, board: ProgressBoard) -> None:
         beat = self.heartbeat
-        seen = beat.count
-        token: int | None = None
+        seen = beat.token()
+        latest_seen: int | None = None
         changed_at = time.monotonic()
         while not self._stop.wait(self.interval):
-            count, busy = beat.count, beat.busy_depth > 0
-            progressed, seen = count != seen, count
+            mark, busy = beat.token(), beat.busy_depth > 0
+            progressed, seen = mark != seen, mark
             entry = self._entry(busy)
             try:
                 latest, busy_ranks = board.post(entry, progressed, busy)
@@ -134,8 +134,8 @@ class HangWatchdog:
                 board = self._alone(exc)
                 latest, busy_ranks = board.post(entry, progressed, busy)
             now = time.monotonic()
-            if progressed or latest != token or busy_ranks >= self.world_size:
-                token, changed_at = latest, now
+            if progressed or latest != latest_seen or busy_ranks >= self.world_size:
+                latest_seen, changed_at = latest, now
             elif now - changed_at >= self.timeout and not self._stop.is_set():
                 self._report(board, now - changed_at)
 
@@ -171,13 +171,14 @@ class HangWatchdog:
 
 
 def describe_ranks(entries: Mapping[int, Entry], world_size: int) -> str:
-    """Which ranks are behind (the fewest steps; at equal steps, not in a busy section where
-    the others wait) and where each group of ranks is."""
-    order = {rank: (int(e["count"]), bool(e["busy"])) for rank, e in entries.items()}
+    """Which ranks are behind (fewer steps; at equal steps, not in a busy section where the
+    others wait), the furthest behind first, and where each group of ranks is."""
+    order = {rank: (*map(int, e["order"]), bool(e["busy"])) for rank, e in entries.items()}
     parts = []
     if order:
         front = max(order.values())
-        behind = [rank for rank in sorted(order) if order[rank] < front]
+        behind = sorted((rank for rank in order if order[rank] < front),
+                        key=lambda rank: (order[rank], rank))  # fmt: skip
         ahead = [rank for rank in sorted(order) if order[rank] == front]
         if behind:
             parts.append(f"Behind: {_where(behind, entries)}.")

@@ -64,8 +64,7 @@ class _EvalLoop(BaseLoop):
         try:
             with torch.no_grad():
                 for batch_idx, data_batch in enumerate(self.dataloader):
-                    beat.count += 1
-                    beat.position, beat.stepping = batch_idx + 1, True
+                    beat.steps += 1  # for the hang watchdog: +1 now, +1 when done
                     stage = before
                     for fn in hooks[before]:
                         fn(runner, batch_idx, data_batch)
@@ -77,8 +76,7 @@ class _EvalLoop(BaseLoop):
                     for fn in hooks[after]:
                         fn(runner, batch_idx, data_batch, outputs)
                     fn = None
-                    beat.count += 1
-                    beat.stepping = False
+                    beat.steps += 1
         except Exception as exc:
             if fn is not None:
                 runner.blame_hook(exc, stage, fn)

@@ -121,7 +121,7 @@ def test_ranks_busy_together_are_no_hang_but_one_rank_outside_the_section_is():
 
 def test_a_file_board_shares_progress_busy_ranks_and_reports(tmp_path):
     boards = [FileBoard(str(tmp_path), rank, 2) for rank in range(2)]
-    entry = {"host": "h", "pid": 1, "count": 0, "busy": False, "where": "x"}
+    entry = {"host": "h", "pid": 1, "order": [0, -1], "busy": False, "where": "x"}
     first, _ = boards[0].post(entry, progressed=False, busy=True)
     token, busy = boards[1].post(entry, progressed=True, busy=True)
     assert (token, busy) == (first + 1, 2)
@@ -136,15 +136,17 @@ def test_a_file_board_shares_progress_busy_ranks_and_reports(tmp_path):
 
 
 def test_the_summary_groups_ranks_and_names_those_that_never_posted():
-    def at(count, where, host="a", busy=False):
-        return {"host": host, "pid": 9, "count": count, "busy": busy, "where": where}
+    def at(steps, where, host="a", busy=False, outer=-1):
+        order = [steps, -1] if outer < 0 else [outer, steps]
+        return {"host": host, "pid": 9, "order": order, "busy": busy, "where": where}
 
     entries = {0: at(7, "in iteration 4"), 2: at(7, "in iteration 4", "b"),
-               3: at(7, "in iteration 4", "c"), 4: at(5, "in iteration 3")}  # fmt: skip
+               3: at(3, "in validation batch 2", "c", outer=7),
+               4: at(5, "in iteration 3")}  # fmt: skip
     assert describe_ranks(entries, 5) == (
-        "Behind: rank 4 (host a, pid 9) in iteration 3. Ahead of it: ranks 0, 2-3 (on a, b, c) "
-        "in iteration 4. No progress ever posted by rank 1 (not started, or stuck before its "
-        "loop began)."
+        "Behind: rank 4 (host a, pid 9) in iteration 3; ranks 0, 2 (on a, b) in iteration 4. "
+        "Ahead of them: rank 3 (host c, pid 9) in validation batch 2. No progress ever posted "
+        "by rank 1 (not started, or stuck before its loop began)."
     )
     same = {0: at(3, "in iteration 2"), 1: at(3, "in iteration 2")}
     assert describe_ranks(same, 2) == (
