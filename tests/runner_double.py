@@ -27,6 +27,7 @@ from cadence.optim import OptimWrapper
 from cadence.runner import RunnerProtocol
 from cadence.runner.paths import RunPaths
 from cadence.strategies import BaseStrategy
+from cadence.utils.heartbeat import Heartbeat
 from cadence.visualization import Visualizer
 
 
@@ -105,6 +106,7 @@ class StandInRunner:
         self.cfg: Config = cfg if cfg is not None else Config()
         self.randomness_cfg: Mapping[str, Any] = dict(randomness_cfg or {})
         self.resuming = resuming
+        self.heartbeat = Heartbeat()
         self.work_dir = work_dir
         self.paths = RunPaths(work_dir or ".", None, False)
         self.experiment_name = experiment_name

@@ -2,15 +2,19 @@
 
 from .builder import SlicedDataset, build_dataloader
 from .collate import default_collate, pseudo_collate
+from .explained_loader import DataLoaderTimeoutError, ExplainedDataLoader
 from .loader_state import dataloader_state_dict, load_dataloader_state_dict
 from .multigrid import MultigridSchedule, ShortCycleBatchSampler
+from .sample_errors import DescribesIndex, note_sample_errors
 from .sampler import DefaultSampler, InfiniteSampler
 from .worker import SampleIndex, WorkerSeeder, batch_seed, worker_init_fn, worker_seed
 from .worker_signals import ShieldedWorkerInit, shield_worker_signals
 
 __all__ = [
-    "DefaultSampler", "InfiniteSampler", "MultigridSchedule", "ShortCycleBatchSampler",
-    "SampleIndex", "ShieldedWorkerInit", "SlicedDataset", "WorkerSeeder", "batch_seed",
-    "build_dataloader", "dataloader_state_dict", "default_collate", "load_dataloader_state_dict",
-    "pseudo_collate", "shield_worker_signals", "worker_init_fn", "worker_seed",
+    "DataLoaderTimeoutError", "DefaultSampler", "DescribesIndex", "ExplainedDataLoader",
+    "InfiniteSampler", "MultigridSchedule", "ShortCycleBatchSampler", "SampleIndex",
+    "ShieldedWorkerInit", "SlicedDataset", "WorkerSeeder", "batch_seed", "build_dataloader",
+    "dataloader_state_dict", "default_collate", "load_dataloader_state_dict",
+    "note_sample_errors", "pseudo_collate", "shield_worker_signals", "worker_init_fn",
+    "worker_seed",
 ]  # fmt: skip

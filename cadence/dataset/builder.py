@@ -28,7 +28,9 @@ from ..config.errors import ConfigKeyError
 from ..dist import broadcast_object_list, get_rank, get_world_size
 from ..registry import DATA_SAMPLERS, DATASETS, FUNCTIONS, Registry, config_location
 from ..utils.suggest import did_you_mean
+from .explained_loader import DEFAULT_LOADER_TIMEOUT, ExplainedDataLoader
 from .multigrid import with_index
+from .sample_errors import note_sample_errors
 from .worker import WorkerSeeder
 from .worker_signals import ShieldedWorkerInit
 
@@ -214,6 +216,20 @@ def _worker_init(args: dict[str, Any], seed: int | None, epoch_source: Any, path
     return WorkerSeeder(seed, get_rank(), epoch_source, quiet)
 
 
+def _set_timeout(args: dict[str, Any], path: str, origin: str | None) -> None:
+    """Check ``timeout``; a loader with workers gets :data:`DEFAULT_LOADER_TIMEOUT` unless set."""
+    if "timeout" not in args:
+        if args.get("num_workers"):
+            args["timeout"] = DEFAULT_LOADER_TIMEOUT
+        return
+    value = args["timeout"]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        raise ValueError(
+            f"{_located(f'{path}.timeout', origin)} must be a number of seconds >= 0 (0 waits "
+            f"for the workers forever), got {value!r}"
+        )
+
+
 def _check_loader_options(args: dict[str, Any], path: str, origin: str | None) -> None:
     if not args.get("num_workers"):  # options torch rejects without worker processes
         args.pop("persistent_workers", None)
@@ -264,8 +280,17 @@ def build_dataloader(
     * ``num_batch_per_epoch``: keep only the first ``n * batch_size * world_size``
       samples (for quick runs); with a batch sampler's ``batch_sizes`` (short
       cycles), the samples of its first ``n`` batches.
+    * ``timeout``: seconds the main process waits for a batch from its workers
+      (torch's option); with workers it defaults to :data:`DEFAULT_LOADER_TIMEOUT`
+      (300 s), 0 waits forever. When it runs out, the error names the config key,
+      the worker that owes the batch (whose stack it prints) and what to check
+      (:mod:`cadence.dataset.explained_loader`).
     * Any other key goes to ``DataLoader``; ``persistent_workers`` and
       ``prefetch_factor`` are dropped when ``num_workers`` is 0.
+
+    A sample that raises while loading gets a note naming its index, the dataset's
+    description of it and the worker (:mod:`cadence.dataset.sample_errors`); the
+    returned loader is an :class:`ExplainedDataLoader`.
 
     ``seed`` must be the same on every rank unless ``diff_rank_seed``, in which
     case samplers use rank 0's seed. ``key_path`` names the config in errors
@@ -315,7 +340,9 @@ def build_dataloader(
         config_location(collate_spec)[1] or origin,
     )
     _check_loader_options(args, path, origin)
-    return DataLoader(
+    _set_timeout(args, path, origin)
+    note_sample_errors(dataset)
+    loader = ExplainedDataLoader(
         dataset,
         sampler=sampler if batch_sampler is None else None,
         batch_sampler=batch_sampler,
@@ -323,6 +350,8 @@ def build_dataloader(
         worker_init_fn=init_fn,
         **args,
     )
+    loader.key_path = path
+    return loader
 
 
 def _get(spec: Any, key: str, default: Any) -> Any:

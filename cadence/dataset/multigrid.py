@@ -42,6 +42,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 from torch.utils.data import DataLoader, Sampler
 
 from ..registry import DATA_SAMPLERS
+from .explained_loader import ExplainedDataLoader
 
 #: (frames factor, crop factor) of each long-cycle shape, smallest first.
 DEFAULT_LONG_CYCLE_FACTORS: tuple[tuple[float, float], ...] = (
@@ -413,15 +414,22 @@ def multigrid_dataloader(
     """A DataLoader like ``template`` (dataset, workers, collate...) over ``sampler`` with
     the batch sizes of ``stage``: a plain batch size, or a :class:`ShortCycleBatchSampler`."""
     options = _loader_options(template)
+    explained = isinstance(template, ExplainedDataLoader)  # its errors name its config
+    cls = ExplainedDataLoader if explained else DataLoader
     if len(stage.cycle) == 1:
-        return DataLoader(
+        loader = cls(
             template.dataset, batch_size=stage.shape.batch_size, sampler=sampler,
             drop_last=drop_last, **options,
         )  # fmt: skip
-    batch_sampler = ShortCycleBatchSampler(
-        sampler, [c.batch_size for c in stage.cycle], [c.crop_size for c in stage.cycle], drop_last
-    )
-    return DataLoader(template.dataset, batch_sampler=batch_sampler, **options)
+    else:
+        batch_sampler = ShortCycleBatchSampler(
+            sampler, [c.batch_size for c in stage.cycle], [c.crop_size for c in stage.cycle],
+            drop_last,
+        )  # fmt: skip
+        loader = cls(template.dataset, batch_sampler=batch_sampler, **options)
+    if explained:
+        loader.key_path = template.key_path  # type: ignore[attr-defined]
+    return loader
 
 
 def epoch_batches(stage: MultigridStage, num_samples: int, drop_last: bool) -> int:

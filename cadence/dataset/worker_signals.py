@@ -16,10 +16,15 @@ starts, :class:`ShieldedWorkerInit` blocks ``SIGTERM``, ``SIGINT`` and
   outlive their main process and a shutdown never waits on them.
 
 Platforms without ``sigwaitinfo`` (macOS, Windows) keep torch's behaviour.
+
+A worker also prints every thread's Python stack on stderr when it gets
+:data:`STACK_SIGNAL` (SIGUSR2): a loader whose worker delivers nothing within
+its ``timeout`` asks the stuck worker for it (:mod:`cadence.dataset.explained_loader`).
 """
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import threading
@@ -28,6 +33,8 @@ from typing import Any
 
 #: The signals a worker leaves to its main process (the preemption hook's and Ctrl-C).
 WORKER_SHIELDED_SIGNALS: tuple[str, ...] = ("SIGTERM", "SIGINT", "SIGUSR1")
+#: The signal on which a worker prints its Python stacks (None where there is no SIGUSR2).
+STACK_SIGNAL: int | None = getattr(signal, "SIGUSR2", None)
 
 
 def shield_worker_signals(names: Sequence[str] = WORKER_SHIELDED_SIGNALS) -> bool:
@@ -60,8 +67,21 @@ def _drop_unless_from(
             os._exit(0)
 
 
+def register_stack_dump() -> bool:
+    """In a worker: print every thread's Python stack on stderr on :data:`STACK_SIGNAL`
+    (``faulthandler``: it works even when the worker's Python is stuck)."""
+    if STACK_SIGNAL is None:
+        return False
+    try:
+        faulthandler.register(STACK_SIGNAL, all_threads=True, chain=False)
+    except (RuntimeError, ValueError, OSError):  # no usable stderr
+        return False
+    return True
+
+
 class ShieldedWorkerInit:
-    """A picklable ``worker_init_fn``: :func:`shield_worker_signals`, then ``init_fn``.
+    """A picklable ``worker_init_fn``: :func:`shield_worker_signals` and
+    :func:`register_stack_dump`, then ``init_fn``.
 
     Args:
         init_fn: the worker init function it wraps (seeding, the user's), or ``None``.
@@ -73,6 +93,7 @@ class ShieldedWorkerInit:
     def __call__(self, worker_id: int) -> Any:
         """Shield the calling worker, then run the wrapped function."""
         shield_worker_signals()
+        register_stack_dump()
         return None if self.init_fn is None else self.init_fn(worker_id)
 
 

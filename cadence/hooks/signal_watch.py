@@ -33,6 +33,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+from ..utils.fatal import exit_now
+
 _STOP = 0  # no signal has number 0: the byte that tells the thread to end
 
 
@@ -169,22 +171,11 @@ class SignalWatch:
     def _exit(self, signum: int, message: str) -> None:
         """Write ``message`` to stderr and the log, then end the process with ``128 + signum``."""
         who = f"cadence ({self.label})" if self.label else "cadence"
-        text = f"{who}: {message}; --resume continues from the last checkpoint\n"
-        try:
-            os.write(2, text.encode())
-        except OSError:
-            pass
-        if self.logger is not None:  # in a thread of its own: a held handler lock cannot block us
-            writer = threading.Thread(target=_log, args=(self.logger, text.strip()), daemon=True)
-            writer.start()
-            writer.join(timeout=2)
-        os._exit(128 + signum)
-
-
-def _log(logger: logging.Logger, message: str) -> None:
-    logger.critical(message)
-    for handler in logger.handlers:
-        handler.flush()
+        exit_now(
+            128 + signum,
+            f"{who}: {message}; --resume continues from the last checkpoint",
+            self.logger,
+        )
 
 
 def _name(signum: int) -> str:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from torch.utils.data import DataLoader
 
+from ..utils.heartbeat import Heartbeat
+
 if TYPE_CHECKING:
     from ..runner.protocol import RunnerProtocol
 
@@ -20,6 +22,8 @@ class BaseLoop:
 
     def __init__(self, runner: RunnerProtocol, dataloader: DataLoader | Mapping[str, Any]) -> None:
         self._runner = runner
+        #: bumped at each step boundary (the runner's, read by its hang watchdog)
+        self._heartbeat: Heartbeat = getattr(runner, "heartbeat", None) or Heartbeat()
         if isinstance(dataloader, Mapping):
             from ..dataset import build_dataloader
 

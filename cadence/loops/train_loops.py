@@ -157,6 +157,7 @@ class _TrainLoop(BaseLoop):
         """Call ``before_train``; when a hook changed the loop's length there, recount the
         optimizer wrapper's iterations (the runner counted them with the configured length)."""
         runner = self._runner
+        self._heartbeat.start("train", first=self._iter + 1)  # for the hang watchdog
         length = self.max_iters
         runner.call_hook("before_train")
         if self.max_iters == length:
@@ -222,6 +223,8 @@ class _TrainLoop(BaseLoop):
         runner = self._runner
         hooks = runner.stage_calls  # called here rather than through call_hook: per step
         stage, fn = "before_train_iter", None
+        beat = self._heartbeat  # what the hang watchdog reads: +1 now, +1 when done
+        beat.steps += 1
         try:
             for fn in hooks[stage]:
                 fn(runner, batch_idx, data_batch)
@@ -242,6 +245,7 @@ class _TrainLoop(BaseLoop):
         self._finishing = _Finishing.NOTHING
         self._iter += 1
         self._inner_iter += 1
+        beat.steps += 1
 
     def _val_due_after(self, epoch: int, it: int) -> bool:
         """Whether a validation follows the step whose after-hooks are running now."""

@@ -47,6 +47,10 @@ class _EvalLoop(BaseLoop):
 
     def run(self) -> dict[str, Any]:
         """Predict on every batch, evaluate, and return the metrics."""
+        with self._heartbeat.loop(self.mode):  # inside training: back to its position after
+            return self._run()
+
+    def _run(self) -> dict[str, Any]:
         runner, mode = self._runner, self.mode
         runner.call_hook(f"before_{mode}")
         runner.call_hook(f"before_{mode}_epoch")
@@ -56,9 +60,11 @@ class _EvalLoop(BaseLoop):
         before, after = f"before_{mode}_iter", f"after_{mode}_iter"
         hooks = runner.stage_calls  # called here rather than through call_hook: per batch
         stage, fn = before, None
+        beat = self._heartbeat
         try:
             with torch.no_grad():
                 for batch_idx, data_batch in enumerate(self.dataloader):
+                    beat.steps += 1  # for the hang watchdog: +1 now, +1 when done
                     stage = before
                     for fn in hooks[before]:
                         fn(runner, batch_idx, data_batch)
@@ -70,11 +76,13 @@ class _EvalLoop(BaseLoop):
                     for fn in hooks[after]:
                         fn(runner, batch_idx, data_batch, outputs)
                     fn = None
+                    beat.steps += 1
         except Exception as exc:
             if fn is not None:
                 runner.blame_hook(exc, stage, fn)
             raise
-        metrics = self.evaluator.evaluate(len(self.dataloader.dataset))  # type: ignore[arg-type]
+        with beat.busy("computing the metrics"):  # every rank; may be long on rank 0
+            metrics = self.evaluator.evaluate(len(self.dataloader.dataset))  # type: ignore[arg-type]
         runner.call_hook(f"after_{mode}_epoch", metrics=metrics)
         runner.call_hook(f"after_{mode}")
         return metrics

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..checkpoint import CheckpointManager
 from ..checkpoint.rank_state import RankLocalBuffers, RngStreams
+from ..utils.heartbeat import Heartbeat
 from ..version import __version__
 from .paths import RunPaths
 
@@ -45,6 +46,7 @@ class PersistenceMixin:
     _checkpoints: CheckpointManager | None = None
     strategy: Any
     paths: RunPaths
+    heartbeat: Heartbeat
     logger: Any
     message_hub: Any
     visualizer: Any
@@ -211,16 +213,19 @@ class PersistenceMixin:
             experiment_name=self._experiment_name, cfg=self._cfg_text,
             world_size=self.strategy.world_size,
         )  # fmt: skip
-        return self.checkpoints.save(
-            os.path.join(out_dir, filename), meta=meta, save_optimizer=save_optimizer,
-            save_param_scheduler=save_param_scheduler, update_last=update_last,
-            delete_after=delete_after, async_=async_, pointers=pointers,
-            before_save=lambda extra: self.call_hook("before_save_checkpoint", checkpoint=extra),
-        )  # fmt: skip
+        with self.heartbeat.busy("saving a checkpoint"):  # the hang watchdog: every rank saves
+            return self.checkpoints.save(
+                os.path.join(out_dir, filename), meta=meta, save_optimizer=save_optimizer,
+                save_param_scheduler=save_param_scheduler, update_last=update_last,
+                delete_after=delete_after, async_=async_, pointers=pointers,
+                before_save=lambda extra: self.call_hook("before_save_checkpoint",
+                                                         checkpoint=extra),
+            )  # fmt: skip
 
     def wait_for_checkpoint(self) -> None:
         """Wait for a background checkpoint write to finish; raise its error, if any."""
         if self._checkpoints is not None:
-            self._checkpoints.wait()
+            with self.heartbeat.busy("waiting for a checkpoint write"):
+                self._checkpoints.wait()
         elif self.strategy.rank == 0:  # no checkpoint yet: still upload the logs
             self.paths.storage.push_tree(self.work_dir)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..loops import BaseLoop
     from ..optim import OptimWrapper
     from ..strategies import BaseStrategy
+    from ..utils.heartbeat import Heartbeat
     from ..visualization import Visualizer
     from .paths import RunPaths
     from .runner import Runner
@@ -125,6 +126,10 @@ class RunnerProtocol(Protocol):
     @property
     def resuming(self) -> bool | str:
         """The ``resume`` setting: True, a checkpoint path, or False."""
+
+    @property
+    def heartbeat(self) -> Heartbeat:
+        """What the loops bump at each step boundary (read by the hang watchdog)."""
 
     # ------------------------------------------------------- places and names
     @property

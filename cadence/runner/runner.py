@@ -19,8 +19,10 @@ from ..hooks import TrainingPreempted
 from ..loops.builder import build_loop
 from ..registry import LOG_PROCESSORS, RUNNERS, STRATEGIES, set_default_scope
 from ..strategies.base import default_strategy_type
+from ..utils.heartbeat import Heartbeat
 from .assemble import assemble, train_facts
 from .auto_scale import apply_auto_scale_workers, check_auto_scale_workers
+from .hang_watch import hang_timeout_from, watching_for_hangs
 from .hook_manager import HookManager, as_list, merge_default_hooks
 from .lifecycle import register_exit_release, released_on_error
 from .paths import RunPaths, check_url_keys
@@ -57,10 +59,6 @@ _TRIPLES = {
     "val": ("val_dataloader", "val_cfg", "val_evaluator"),
     "test": ("test_dataloader", "test_cfg", "test_evaluator"),
 }
-
-
-def _plain(value: Any) -> Any:
-    return copy.deepcopy(value)
 
 
 @RUNNERS.register_module()
@@ -138,6 +136,9 @@ class Runner(PersistenceMixin):
         self._resume = self.paths.resume
         self._launcher = launcher or "none"
         self._env_cfg = dict(env_cfg or {})
+        self._hang_timeout = hang_timeout_from(self._env_cfg)
+        #: what the loops bump at each step boundary, for the hang watchdog
+        self.heartbeat = Heartbeat()
         self._log_processor_cfg = dict(log_processor or {})
         self._log_level = log_level
         self._visualizer_cfg = visualizer
@@ -189,7 +190,7 @@ class Runner(PersistenceMixin):
             missing = [k for k in ("model", "work_dir") if k not in cfg]
             raise KeyError(f"the config must set {', '.join(missing)} to build a Runner")
         check_url_keys(cfg)
-        kwargs = {k: _plain(cfg.get(k)) for k in RUNNER_KEYS if k in cfg}
+        kwargs = {k: copy.deepcopy(cfg.get(k)) for k in RUNNER_KEYS if k in cfg}
         kwargs.setdefault("launcher", "none")
         return cls(**kwargs, cfg=cfg)
 
@@ -351,10 +352,11 @@ class Runner(PersistenceMixin):
         return metrics
 
     def _run_loop(self, loop: Any) -> Any:
-        """Run ``loop``; if it raises, stop live progress bars (so the error prints on a sane
-        terminal) and still let a background checkpoint write finish."""
+        """Run ``loop`` under the hang watchdog; if it raises, stop live progress bars (so the
+        error prints on a sane terminal) and still let a background checkpoint write finish."""
         try:
-            return loop.run()
+            with watching_for_hangs(self, self._hang_timeout):
+                return loop.run()
         except BaseException:
             from ..logging.progress import stop_live_bars
 
@@ -495,4 +497,3 @@ FlexibleRunner = Runner
 RUNNERS.register_module(name="FlexibleRunner", module=Runner)
 
 __all__ = ["DEFAULT_HOOKS", "FlexibleRunner", "RUNNER_KEYS", "Runner"]
-

@@ -134,6 +134,7 @@ def init_process_group(launcher: str, dist_cfg: Mapping[str, Any]) -> ProcessInf
         MASTER_ADDR=info.master_addr, MASTER_PORT=info.master_port,
     )  # fmt: skip
     cfg = dict(dist_cfg)
+    cfg.pop("hang_timeout", None)  # the runner's hang watchdog (cadence.runner.hang_watch)
     backend = default_backend(cfg.pop("backend", None))
     timeout = datetime.timedelta(seconds=float(cfg.pop("timeout", 1800)))
     if backend == "nccl":

@@ -1,0 +1,154 @@
+"""The hang watchdog: a stuck rank is reported by rank, host and iteration, with every rank's
+stacks, and the job exits 3 within hang_timeout + a few seconds instead of 30 minutes.
+
+The job test runs real ranks under torchrun with gloo; the board tests use a real
+TCPStore server in this process and watchdogs whose report is recorded rather than fatal.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import time
+
+import pytest
+import torch.distributed as torch_dist
+from signal_runs import Job, cadence, record, write_config
+
+from cadence.dist.progress_board import FileBoard, LocalBoard, ProgressBoard, StoreBoard
+from cadence.dist.testing import free_port
+from cadence.dist.watchdog import HangWatchdog, describe_ranks
+from cadence.utils.heartbeat import Heartbeat
+
+
+@pytest.mark.dist
+@pytest.mark.slow
+def test_a_rank_stuck_at_iteration_3_is_named_and_the_job_exits_3(tmp_path):
+    """Rank 1 sleeps forever after iteration 3; rank 0 blocks in iteration 4's all-reduce
+    (gloo would wait its 600 s). Both ranks report within hang_timeout + 30 s (before:
+    the group's timeout, then torchrun's 30 s, naming neither rank nor iteration)."""
+    marks = str(tmp_path / "marks")
+    hang_timeout = 2
+    cfg = write_config(tmp_path, hooks=[dict(type="StallAt", marks=marks, at=3, rank=1)],
+                       env_cfg=dict(dist_cfg=dict(backend="gloo", timeout=600,
+                                                  hang_timeout=hang_timeout)))  # fmt: skip
+    job = Job(tmp_path, ["-m", "torch.distributed.run", "--nproc_per_node", "2",
+                         "--master_port", str(free_port()),
+                         *cadence("train", str(cfg), "--launcher", "pytorch")])  # fmt: skip
+    try:
+        job.wait_for("stalled.rank1", timeout=180)
+        stalled = time.monotonic()
+        code = job.finish(timeout=hang_timeout + 60)
+        took = time.monotonic() - stalled
+        record("hang watchdog, rank 1 stuck under torchrun", stall_to_exit=took)
+        assert code != 0
+        assert hang_timeout < took < hang_timeout + 30, job.err_tail()
+        err = job.err()
+        assert err.count("exitcode  : 3") == 2, err[-3000:]  # torchrun's summary, both ranks
+        for rank, where in ((0, "in iteration 4"), (1, "in iteration 3")):
+            said = re.search(rf"cadence \(rank {rank} of 2, host \S+, pid \d+\): no rank made "
+                             rf"progress for [\d.]+ s \(env_cfg\.dist_cfg\.hang_timeout=2\)[^\n]*",
+                             err)  # fmt: skip
+            assert said, err[-3000:]
+            line = said.group(0)
+            behind = (r"Behind: rank 1 \(host \S+, pid \d+\) in iteration 3\. Ahead of it: "
+                      r"rank 0 \(host \S+, pid \d+\) in iteration 4\.")  # fmt: skip
+            assert re.search(behind, line), line
+            assert f"This rank is {where}" in line and "Exiting with code 3" in line
+            assert f"[rank {rank}] Python stacks, {where}:" in err
+            assert f"[rank {rank}] threads: " in err and "cadence-signal-watch" in err
+        stuck = re.search(r"\[rank 1\]   File \"\S+signal_toys\.py\", line \d+ in after_train_iter",
+                          err)  # fmt: skip
+        assert stuck, "rank 1's stack shows where it sleeps"
+        logged = "".join(p.read_text() for p in (tmp_path / "work").glob("*/*.log"))
+        assert "no rank made progress" in logged
+        assert job.survivors() == []
+    finally:
+        job.cleanup()
+
+
+class Recorded(HangWatchdog):
+    """A watchdog whose report is recorded (and ends its watch) instead of ending the process."""
+
+    reports: list[tuple[float, str]]
+
+    def _report(self, board: ProgressBoard, silent_for: float) -> None:
+        self.reports.append((silent_for, describe_ranks(board.entries(), self.world_size)))
+        self._stop.set()
+
+
+def test_ranks_busy_together_are_no_hang_but_one_rank_outside_the_section_is():
+    """Every rank in a checkpoint save counts as moving; when one leaves it and stops moving
+    while the other waits inside, both report it as behind within the timeout."""
+    server = torch_dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False,
+                                 timeout=datetime.timedelta(seconds=5))  # fmt: skip
+    beats = [Heartbeat(), Heartbeat()]
+    dogs = []
+    for rank, beat in enumerate(beats):
+        beat.mode, beat.busy_depth, beat.busy_with = "train", 1, "saving a checkpoint"
+
+        def board(rank=rank):
+            return StoreBoard.connect("127.0.0.1", server.port, rank, 2, 5.0, "test")
+
+        dog = Recorded(0.3, beat, board, rank=rank, world_size=2)
+        dog.reports = []
+        dogs.append(dog)
+    for dog in dogs:
+        dog.start()
+    try:
+        time.sleep(0.65)  # over 2 timeouts, all busy
+        assert [dog.reports for dog in dogs] == [[], []]
+        beats[1].busy_depth = 0
+        left = time.monotonic()
+        deadline = left + 5
+        while not all(dog.reports for dog in dogs) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        took = time.monotonic() - left
+        record("hang watchdog, board: one rank leaves the busy section", to_report=took)
+        for dog in dogs:
+            assert len(dog.reports) == 1
+            silent_for, said = dog.reports[0]
+            assert silent_for >= 0.3
+            assert said.startswith("Behind: rank 1 (host "), said
+            assert "waiting for the data of iteration 1. Ahead of it: rank 0" in said
+            assert said.endswith("waiting for the data of iteration 1, saving a checkpoint.")
+        assert took < 3
+    finally:
+        for dog in dogs:
+            dog.stop()
+    assert server.add("busy", 0) == 0  # each watchdog took its rank out of the busy count
+
+
+def test_a_file_board_shares_progress_busy_ranks_and_reports(tmp_path):
+    boards = [FileBoard(str(tmp_path), rank, 2) for rank in range(2)]
+    entry = {"host": "h", "pid": 1, "order": [0, -1], "busy": False, "where": "x"}
+    first, _ = boards[0].post(entry, progressed=False, busy=True)
+    token, busy = boards[1].post(entry, progressed=True, busy=True)
+    assert (token, busy) == (first + 1, 2)
+    boards[1].close()
+    assert boards[0].post(entry, progressed=False, busy=True) == (token, 1)
+    assert sorted(boards[0].entries()) == [0, 1]
+    boards[0].reported()
+    assert boards[1].wait_reported(0.1) == 1
+    boards[1].reported()
+    assert boards[0].wait_reported(5) == 2
+    assert LocalBoard().post(entry, progressed=True, busy=False) == (1, 0)
+
+
+def test_the_summary_groups_ranks_and_names_those_that_never_posted():
+    def at(steps, where, host="a", busy=False, outer=-1):
+        order = [steps, -1] if outer < 0 else [outer, steps]
+        return {"host": host, "pid": 9, "order": order, "busy": busy, "where": where}
+
+    entries = {0: at(7, "in iteration 4"), 2: at(7, "in iteration 4", "b"),
+               3: at(3, "in validation batch 2", "c", outer=7),
+               4: at(5, "in iteration 3")}  # fmt: skip
+    assert describe_ranks(entries, 5) == (
+        "Behind: rank 4 (host a, pid 9) in iteration 3; ranks 0, 2 (on a, b) in iteration 4. "
+        "Ahead of them: rank 3 (host c, pid 9) in validation batch 2. No progress ever posted "
+        "by rank 1 (not started, or stuck before its loop began)."
+    )
+    same = {0: at(3, "in iteration 2"), 1: at(3, "in iteration 2")}
+    assert describe_ranks(same, 2) == (
+        "No rank is behind the others: ranks 0-1 (on a) in iteration 2."
+    )
