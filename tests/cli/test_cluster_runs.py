@@ -1,10 +1,13 @@
-"""Real torchrun jobs on loopback (gloo on CPU, issue #18 items 8 and 11): two machines train
-and resume bit for bit like ``--nproc_per_node 2``, and a ``--max-restarts`` job whose rank
-was SIGKILLed restarts, resumes by itself from the last checkpoint and ends with the
-parameters of an uninterrupted run.
+"""Real torchrun jobs on loopback (gloo on CPU, issue #18 items 8 and 11): a
+``--max-restarts`` job whose rank was SIGKILLed restarts, resumes by itself from the last
+checkpoint and ends with the parameters of an uninterrupted run; two machines resume and
+train on bit for bit like one machine's two processes.
 
-One uninterrupted two-machine run (``two_nodes``, 12 iterations, a checkpoint every 4) is
-the reference of both tests, so that they cost two more launches, not four.
+The reference of both is one uninterrupted two-process run (12 iterations, a checkpoint
+every 4), started by ``run_distributed`` (ranks forked from a process that imported torch
+already, gloo over 127.0.0.1) rather than by torchrun, which costs about four times as
+much CPU; the elastic job's first checkpoint, written by ``torchrun --nproc-per-node 2``
+before the kill, equals the reference's bit for bit, so the two launches train alike.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ import pytest
 import torch
 from signal_runs import Job, cadence, record, write_config
 
-from cadence.dist.testing import free_port
+from cadence.config import Config
+from cadence.dist.testing import free_port, run_distributed
+from cadence.runner import Runner
 
 pytestmark = [
     pytest.mark.dist,
@@ -57,13 +62,11 @@ def on_two_nodes(tmp_path: Path, *args: str) -> float:
     """Run ``cadence train args`` as two one-process torchrun "machines" on 127.0.0.1
     (``--nnodes 2 --node-rank 0|1``, static rendezvous); the seconds it took."""
     port = str(free_port())
-    nodes = [
-        Job(tmp_path, torchrun(
-            "--nnodes", "2", "--node-rank", str(rank), "--nproc-per-node", "1",
-            "--master-addr", "127.0.0.1", "--master-port", port, *args,
-        ), name=f"node{rank}")  # fmt: skip
-        for rank in range(2)
-    ]
+    nodes = []
+    for rank in range(2):
+        launch = torchrun("--nnodes", "2", "--node-rank", str(rank), "--nproc-per-node", "1",
+                          "--master-addr", "127.0.0.1", "--master-port", port, *args)  # fmt: skip
+        nodes.append(Job(tmp_path, launch, name=f"node{rank}"))
     try:
         for node in nodes:
             assert node.finish(timeout=180) == 0, node.err_tail()
@@ -98,35 +101,45 @@ def log_of(work: Path) -> str:
     return "".join(p.read_text() for p in sorted(work.glob("*/*.log")))
 
 
+def _train_config(path: str) -> None:
+    """One rank of the reference: what ``cadence train PATH --launcher pytorch`` does."""
+    cfg = Config.fromfile(path)
+    cfg.launcher = "pytorch"
+    Runner.from_cfg(cfg).train()
+
+
 @pytest.fixture(scope="module")
-def two_nodes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The reference: an uninterrupted run on two loopback machines; its work dir."""
-    tmp = tmp_path_factory.mktemp("two_nodes")
-    took = on_two_nodes(tmp, *train(config(tmp)))
-    record("two machines, 12 iterations", launch_to_exit=took)
-    log = log_of(tmp / "work")
-    assert "DDPStrategy" in log and "world size 2" in log
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An uninterrupted run of two processes on one machine; its work dir."""
+    tmp = tmp_path_factory.mktemp("reference")
+    started = time.monotonic()
+    run_distributed(_train_config, str(config(tmp)), world_size=2, timeout=120)
+    record("two processes, 12 iterations (run_distributed)", took=time.monotonic() - started)
+    assert "DDPStrategy" in log_of(tmp / "work") and "world size 2" in log_of(tmp / "work")
     return tmp / "work"
 
 
-def test_two_nodes_on_loopback(tmp_path, two_nodes):
-    """Two machines resume from a checkpoint (``--resume PATH``) into the same weights and
-    optimizer state as their uninterrupted run (train: see the elastic test, which compares
-    them with ``--nproc_per_node 2``)."""
-    resumed = on_two_nodes(tmp_path, *train(config(tmp_path), "--resume",
-                                            str(two_nodes / "iter_8.pth")))  # fmt: skip
-    record("two machines, resume iterations 9-12", launch_to_exit=resumed)
+def test_two_nodes_on_loopback(tmp_path, reference):
+    """Two machines (``--nnodes 2 --node-rank 0|1``, one process each) resume from the
+    reference's ``iter_4.pth`` (``--resume PATH``) and train iterations 5 to 12 into the
+    weights and optimizer state of the reference's ``iter_8`` and ``iter_12``."""
+    start = str(reference / "iter_4.pth")
+    took = on_two_nodes(tmp_path, *train(config(tmp_path), "--resume", start))
+    record("two machines, resume at 4, train to 12", launch_to_exit=took)
     work = tmp_path / "work"
-    assert f"Resumed from {two_nodes / 'iter_8.pth'} at epoch 0, iter 8" in log_of(work)
-    assert_bitwise_equal(training_state(work / "iter_12.pth"),
-                         training_state(two_nodes / "iter_12.pth"))  # fmt: skip
+    log = log_of(work)
+    assert "DDPStrategy" in log and "world size 2" in log
+    assert f"Resumed from {start} at epoch 0, iter 4" in log
+    for name in CHECKPOINTS[1:]:
+        assert_bitwise_equal(training_state(work / name), training_state(reference / name), name)
 
 
-def test_max_restarts_job_resumes_by_itself_after_a_sigkill(tmp_path, two_nodes):
+def test_max_restarts_job_resumes_by_itself_after_a_sigkill(tmp_path, reference):
     """``torchrun --standalone --nproc-per-node 2 --max-restarts 2`` without --resume: rank 0
     (the holder of the work-dir lock) stops after iteration 6 in its first attempt and is
     SIGKILLed; torchrun restarts both ranks, they take over the dead holder's lock, resume
-    from iter_4.pth and end with the reference's state, as do the checkpoints before."""
+    from iter_4.pth and end with the reference's state; iter_4.pth, written before the kill,
+    shows that torchrun's two processes train as the reference's do."""
     marks = str(tmp_path / "marks")
     stall = dict(type="StallAt", marks=marks, at=6, rank=0, attempt=0)
     job = Job(tmp_path, torchrun("--standalone", "--nproc-per-node", "2", "--max-restarts", "2",
@@ -149,4 +162,4 @@ def test_max_restarts_job_resumes_by_itself_after_a_sigkill(tmp_path, two_nodes)
     assert (f"Resumed from {work / 'iter_4.pth'} at epoch 0, iter 4 (auto-resume: restarted "
             "by the launcher (TORCHELASTIC_RESTART_COUNT=1))") in log  # fmt: skip
     for name in CHECKPOINTS:  # iter_4 before the kill, iter_8 and iter_12 after the restart
-        assert_bitwise_equal(training_state(work / name), training_state(two_nodes / name), name)
+        assert_bitwise_equal(training_state(work / name), training_state(reference / name), name)
