@@ -134,6 +134,7 @@ def test_two_nodes_on_loopback(tmp_path, reference):
         assert_bitwise_equal(training_state(work / name), training_state(reference / name), name)
 
 
+@pytest.mark.slow
 def test_max_restarts_job_resumes_by_itself_after_a_sigkill(tmp_path, reference):
     """``torchrun --standalone --nproc-per-node 2 --max-restarts 2`` without --resume: rank 0
     (the holder of the work-dir lock) stops after iteration 6 in its first attempt and is
