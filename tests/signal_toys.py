@@ -88,11 +88,16 @@ class StallAt(Hook):
 
     priority = "HIGH"
 
-    def __init__(self, marks: str, at: int, rank: int = 0) -> None:
+    def __init__(self, marks: str, at: int, rank: int = 0, attempt: int | None = None) -> None:
         self.marks, self.at, self.rank = marks, at, rank
+        #: stall only in this attempt of a job torchrun restarts (TORCHELASTIC_RESTART_COUNT)
+        self.attempt = attempt
 
     def after_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None,
                          outputs: Any = None) -> None:  # fmt: skip
+        restarts = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+        if self.attempt is not None and restarts != self.attempt:
+            return
         if runner.rank == self.rank and runner.iter + 1 == self.at:
             touch(self.marks, f"stalled.rank{runner.rank}")
             while True:

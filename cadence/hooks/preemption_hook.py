@@ -13,6 +13,7 @@ from ..optim import accumulation_pending
 from ..registry import HOOKS
 from .hook import Hook
 from .signal_watch import SignalWatch
+from .slurm_requeue import SlurmRequeue
 
 if TYPE_CHECKING:
     from ..runner.protocol import RunnerProtocol
@@ -21,12 +22,17 @@ if TYPE_CHECKING:
 class TrainingPreempted(Exception):
     """Raised after the preemption checkpoint is written; the runner ends the run cleanly."""
 
-    def __init__(self, path: str, signal_name: str, seconds: float) -> None:
+    def __init__(
+        self, path: str, signal_name: str, seconds: float, requeued: str | None = None
+    ) -> None:
+        then = requeued or "start the same command with --resume (resume=True) to continue"
         super().__init__(
             f"stopped by {signal_name}: checkpoint {path} written {seconds:.2f} s after the "
-            "signal; start the same command with --resume (resume=True) to continue"
+            f"signal; {then}"
         )
         self.path, self.signal_name, self.seconds = path, signal_name, seconds
+        #: what was requeued (SLURM), or None
+        self.requeued = requeued
 
 
 @HOOKS.register_module()
@@ -54,6 +60,10 @@ class PreemptionHook(Hook):
             the process gives up and exits; ``None`` waits however long it takes.
         duplicate_window: a repeat of a signal within this many seconds of the
             first is the same request (relayed twice by launchers), not a second.
+        requeue: under SLURM, put the job back in the queue (``scontrol requeue``,
+            by rank 0) once the checkpoint is written: ``'auto'`` after SIGUSR1
+            (``sbatch --signal=USR1@90``), ``True`` after any caught signal,
+            ``False`` never (see :class:`~cadence.hooks.slurm_requeue.SlurmRequeue`).
     """
 
     priority = "LOWEST"
@@ -64,6 +74,7 @@ class PreemptionHook(Hook):
         sync_interval: int = 10,
         grace_period: float | None = 30.0,
         duplicate_window: float = 1.0,
+        requeue: bool | str = "auto",
     ) -> None:
         self.signals = []
         for name in signals:
@@ -85,6 +96,8 @@ class PreemptionHook(Hook):
             )
         self.grace_period = grace_period
         self.duplicate_window = duplicate_window
+        self.requeue = SlurmRequeue(requeue)
+        self._agreed = 0  # the signal number the ranks agreed on (0: none)
         self._watch: SignalWatch | None = None
         self.received: tuple[str, float] | None = None
         self._previous: dict[int, Any] = {}
@@ -103,6 +116,7 @@ class PreemptionHook(Hook):
     def before_train(self, runner: RunnerProtocol) -> None:
         self._restore()  # a previous train() that raised left them installed
         self.received = None
+        self._agreed = 0
         self._world_size = runner.world_size
         if threading.current_thread() is not threading.main_thread():
             runner.logger.warning("PreemptionHook: not on the main thread; signals not caught")
@@ -138,9 +152,11 @@ class PreemptionHook(Hook):
         import torch
         import torch.distributed as dist
 
-        flag = torch.tensor([1.0 if self.received is not None else 0.0])
-        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-        return bool(flag.item())
+        mine = getattr(signal, self.received[0]) if self.received is not None else 0
+        flag = torch.tensor([float(mine)])
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)  # which signal: SLURM requeues on SIGUSR1
+        self._agreed = int(flag.item())
+        return bool(self._agreed)
 
     def after_train_iter(
         self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
@@ -162,4 +178,8 @@ class PreemptionHook(Hook):
         )
         runner.wait_for_checkpoint()
         self._restore()
-        raise TrainingPreempted(path, name, time.monotonic() - at)
+        requeued = None
+        if runner.rank == 0:  # one process asks for the job's requeue
+            signal_name = self.received[0] if self.received else signal.Signals(self._agreed).name
+            requeued = self.requeue.after_save(signal_name, runner.logger)
+        raise TrainingPreempted(path, name, time.monotonic() - at, requeued)

@@ -17,6 +17,7 @@ from ..checkpoint import CheckpointManager
 from ..checkpoint.rank_state import RankLocalBuffers, RngStreams
 from ..utils.heartbeat import Heartbeat
 from ..version import __version__
+from .auto_resume import ResumePlan
 from .paths import RunPaths
 
 
@@ -105,6 +106,8 @@ class PersistenceMixin:
         ``resume=True`` without ``load_from`` takes the newest valid checkpoint
         of the work dir: the ``last_checkpoint`` pointer's target, else older
         ones; unreadable or corrupted ones are skipped with a warning saying why.
+        ``resume='auto'``, and any run that a launcher restarted, first look for
+        that checkpoint and otherwise start as configured (:mod:`.auto_resume`).
         The config is recorded only now, after the resume, because recording opens
         the backends' tracker runs: a resumed run must open the ones it continues.
         """
@@ -116,6 +119,10 @@ class PersistenceMixin:
             self.visualizer.add_config(self.cfg)
 
     def _load_or_resume(self) -> None:
+        if self._train_loop is not None:
+            plan = ResumePlan.of(self._resume, self._load_from, self.strategy.world_size)
+            if plan.auto and self._auto_resume(plan):
+                return
         if self._train_loop is None or not self._resume:
             if self._load_from is not None:
                 self.load_checkpoint(self._load_from)
@@ -129,6 +136,26 @@ class PersistenceMixin:
         else:
             self._log_resumed(path)
 
+    def _auto_resume(self, plan: ResumePlan) -> bool:
+        """Resume from the work dir's newest verified checkpoint if there is one (True);
+        else leave ``resume`` as the run's first start would have it (False)."""
+        self._resume = True  # what hooks see while the checkpoint loads
+        path = self.checkpoints.resume_latest(before_load=self._before_load)
+        if path is not None:
+            self._log_resumed(path, f" (auto-resume: {plan.reason})")
+            return True
+        self._resume = plan.configured
+        self.logger.info(
+            f"auto-resume ({plan.reason}): no checkpoint in {self.work_dir} yet; "
+            + ("starting as configured" if self._resume or self._load_from else "starting anew")
+        )
+        return False
+
+    @property
+    def initialises_weights(self) -> bool:
+        """Whether ``train()`` calls the model's ``init_weights`` before loading a checkpoint."""
+        return ResumePlan.of(self._resume, self._load_from).initialises_weights
+
     def _before_load(self, checkpoint: dict[str, Any]) -> None:
         # As in mmengine: hooks see (and may edit) the checkpoint before it is restored.
         self.call_hook("after_load_checkpoint", checkpoint=checkpoint)
@@ -137,8 +164,8 @@ class PersistenceMixin:
             position = {"epoch": meta.get("epoch", 0), "iter": meta.get("iter", 0)}
             checkpoint["loops"] = {"train": position}
 
-    def _log_resumed(self, path: str) -> None:
-        self.logger.info(f"Resumed from {path} at epoch {self.epoch}, iter {self.iter}")
+    def _log_resumed(self, path: str, why: str = "") -> None:
+        self.logger.info(f"Resumed from {path} at epoch {self.epoch}, iter {self.iter}{why}")
 
     def load_checkpoint(
         self,

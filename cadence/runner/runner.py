@@ -369,7 +369,7 @@ class Runner(PersistenceMixin):
 
     def _init_weights(self) -> None:
         init = getattr(self.strategy.unwrap(self.model), "init_weights", None)
-        if callable(init) and not (self._load_from or self._resume):
+        if callable(init) and self.initialises_weights:
             init()
 
     # ---------------------------------------------------------- properties
@@ -488,7 +488,8 @@ class Runner(PersistenceMixin):
 
     @property
     def resuming(self) -> bool | str:
-        """The ``resume`` setting: True, a checkpoint path, or False."""
+        """The ``resume`` setting: True, ``'auto'``, a checkpoint path, or False (while a
+        checkpoint loads: True when the run resumes, False when it loads weights)."""
         return self._resume
 
 

@@ -7,6 +7,12 @@ raises. A second run in the same work dir stops with
 whose holder is gone (same host, no such process) is taken over with a warning;
 a holder on another host cannot be checked, so the message says how to remove
 the lock. With several processes rank 0 holds it for all.
+
+A job that a launcher restarted (``torchrun --max-restarts``, a requeued SLURM job)
+finds the lock of its previous attempt, whose rank 0 may have run on another host:
+the lock records the attempt (:func:`cadence.utils.cluster.current_attempt`), and an
+earlier attempt of the same job is taken over wherever it ran (the launcher ends an
+attempt before it starts the next).
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import os
 import socket
 import time
 from typing import Any
+
+from ..utils.cluster import Attempt, current_attempt
 
 LOCK_NAME = ".cadence.lock"
 #: Temporary files a killed save leaves behind (removed once the lock is held).
@@ -41,8 +49,9 @@ class WorkDirLock:
     """The lock of one work dir, held by this process between :meth:`acquire` and
     :meth:`release`."""
 
-    def __init__(self, work_dir: str) -> None:
+    def __init__(self, work_dir: str, attempt: Attempt | None = None) -> None:
         self.work_dir = work_dir
+        self._attempt = attempt
         self.path = os.path.join(work_dir, LOCK_NAME)
         self.held = False
 
@@ -50,15 +59,17 @@ class WorkDirLock:
         """Take the lock (raise :class:`WorkDirLockedError` if a live run holds it); return a
         warning to log when a stale lock was taken over."""
         os.makedirs(self.work_dir, exist_ok=True)
+        attempt = self._attempt if self._attempt is not None else current_attempt()
         me = {"host": socket.gethostname(), "pid": os.getpid(),
-              "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "run": run}  # fmt: skip
+              "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "run": run,
+              "attempt": attempt.as_record()}  # fmt: skip
         warning = None
         for _ in range(3):
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
             except FileExistsError:
                 holder = self._holder()
-                stale = self._stale(holder, me)
+                stale = self._stale(holder, me, attempt)
                 if stale is None:
                     raise WorkDirLockedError(self._in_use(holder)) from None
                 warning = stale
@@ -105,11 +116,15 @@ class WorkDirLock:
         except (OSError, ValueError):
             return {}
 
-    def _stale(self, holder: dict[str, Any], me: dict[str, Any]) -> str | None:
+    def _stale(self, holder: dict[str, Any], me: dict[str, Any], attempt: Attempt) -> str | None:
         """Why the lock may be taken over, or None while its holder may be running."""
         if not holder:
             return f"took over the unreadable lock {self.path} (a run that died writing it)"
         if holder.get("host") != me["host"]:
+            if attempt.follows(holder.get("attempt")):
+                return (f"took over the lock {self.path} of run {holder.get('run')} (pid "
+                        f"{holder.get('pid')} on {holder.get('host')}), the previous attempt "
+                        f"of this job ({attempt.describe()})")  # fmt: skip
             return None
         pid = int(holder.get("pid", -1))
         if pid == me["pid"]:

@@ -19,6 +19,8 @@ from typing import Any
 import torch
 import torch.distributed as torch_dist
 
+from .elastic_store import restart_safe_store, shared_store_warning
+
 LAUNCHERS = ("none", "pytorch", "slurm", "mpi")
 DEFAULT_PORT = "29500"
 
@@ -139,6 +141,13 @@ def init_process_group(launcher: str, dist_cfg: Mapping[str, Any]) -> ProcessInf
     timeout = datetime.timedelta(seconds=float(cfg.pop("timeout", 1800)))
     if backend == "nccl":
         torch.cuda.set_device(info.local_rank % max(torch.cuda.device_count(), 1))
+    if launcher == "pytorch" and not {"store", "init_method"} & set(cfg):
+        store = restart_safe_store(os.environ, info.world_size, timeout)
+        if store is not None:
+            cfg["store"] = store
+        warning = shared_store_warning(os.environ)
+        if warning and info.rank == 0:
+            warnings.warn(warning, stacklevel=3)
     torch_dist.init_process_group(
         backend, rank=info.rank, world_size=info.world_size, timeout=timeout, **cfg
     )

@@ -43,48 +43,6 @@ def test_train_under_torchrun_with_two_processes(tmp_path):
 
 
 @pytest.mark.dist
-def test_two_nodes_on_loopback(tmp_path):
-    port = str(free_port())
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "torch.distributed.run",
-                "--nnodes",
-                "2",
-                "--node_rank",
-                str(r),
-                "--nproc_per_node",
-                "1",
-                "--master_addr",
-                "127.0.0.1",
-                "--master_port",
-                port,
-                "-m",
-                "cadence",
-                "train",
-                CONFIG,
-                "--launcher",
-                "pytorch",
-                "--work-dir",
-                str(tmp_path),
-                *SMALL,
-            ],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "OMP_NUM_THREADS": "1"},
-        )  # fmt: skip
-        for r in range(2)
-    ]
-    results = [p.communicate(timeout=240) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], results[0][1][-3000:] + results[1][1][-3000:]
-    assert (tmp_path / "epoch_1.pth").exists()
-
-
-@pytest.mark.dist
 def test_a_failing_rank_stops_the_job_with_its_traceback(tmp_path):
     (tmp_path / "boom_hook.py").write_text(
         textwrap.dedent("""

@@ -7,49 +7,17 @@ import signal
 
 import pytest
 import torch
-from hook_toys import Line, Ramp
+from hook_toys import Line, Ramp, SignalAt, fake_scontrol, make_runner
 
-from cadence.hooks import Hook, PreemptionHook
+from cadence.hooks import PreemptionHook
 from cadence.registry import DATASETS, MODELS
 from cadence.runner import Runner, find_latest_checkpoint
-
-
-class SignalAt(Hook):
-    """Sends ``signum`` to this process before iteration ``at``; counts the iterations run."""
-
-    priority = "HIGHEST"
-
-    def __init__(self, at: int, signum: int) -> None:
-        self.at, self.signum, self.iters = at, signum, 0
-
-    def before_train_iter(self, runner, batch_idx, data_batch=None):
-        if runner.iter == self.at:
-            os.kill(os.getpid(), self.signum)
-
-    def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
-        self.iters += 1
 
 
 @pytest.fixture(autouse=True)
 def _toys():
     DATASETS.register_module(module=Ramp, force=True)
     MODELS.register_module(module=Line, force=True)
-
-
-def make_runner(tmp_path, accumulate=1, **train_cfg):
-    return Runner(
-        model=dict(type="Line"),
-        work_dir=str(tmp_path),
-        train_dataloader=dict(
-            batch_size=2, dataset=dict(type="Ramp", n=12), sampler=dict(type="DefaultSampler"),
-            collate_fn=dict(type="default_collate"),
-        ),
-        train_cfg=train_cfg or dict(by_epoch=True, max_epochs=3),
-        optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.01), accumulative_counts=accumulate),
-        default_hooks=dict(logger=dict(type="LoggerHook", progress="off")),
-        log_level="WARNING",
-        randomness=dict(seed=0),
-    )  # fmt: skip
 
 
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGUSR1"])
@@ -121,9 +89,12 @@ def test_after_training_the_signal_behaves_as_before(tmp_path):
         signal.signal(signal.SIGUSR1, previous)
 
 
-def _preempt_one_rank(work_dir: str) -> tuple[int, str | None, int]:
-    """Rank 1 alone gets SIGTERM before iteration 2; both ranks must stop together."""
+def _preempt_one_rank(work_dir: str, path: str) -> tuple[int, str | None, int]:
+    """Rank 1 alone gets SIGUSR1 before iteration 2, in a (stand-in) SLURM job: both ranks
+    must stop together, and rank 0 requeue the job."""
     import torch.distributed as dist
+
+    os.environ.update(SLURM_JOB_ID="4242", PATH=path)
 
     DATASETS.register_module(module=Ramp, force=True)
     MODELS.register_module(module=Line, force=True)
@@ -143,7 +114,7 @@ def _preempt_one_rank(work_dir: str) -> tuple[int, str | None, int]:
         launcher="pytorch",
         log_level="WARNING",
     )  # fmt: skip
-    probe = SignalAt(at=2 if dist.get_rank() == 1 else -1, signum=signal.SIGTERM)
+    probe = SignalAt(at=2 if dist.get_rank() == 1 else -1, signum=signal.SIGUSR1)
     runner.register_hook(probe)
     runner.train()
     path = runner.preempted.path if runner.preempted else None
@@ -151,12 +122,15 @@ def _preempt_one_rank(work_dir: str) -> tuple[int, str | None, int]:
 
 
 @pytest.mark.dist
-def test_ranks_agree_to_stop_when_only_one_got_the_signal(tmp_path):
+def test_ranks_agree_to_stop_when_only_one_got_the_signal_and_rank_0_requeues(tmp_path):
     from cadence.dist.testing import run_distributed
 
-    results = run_distributed(_preempt_one_rank, str(tmp_path), world_size=2, timeout=120)
+    path, calls = fake_scontrol(tmp_path / "slurm")
+    work = str(tmp_path / "work")
+    results = run_distributed(_preempt_one_rank, work, path, world_size=2, timeout=120)
     # the signal came before iteration 2; the ranks compare flags after iterations 3, 6, ...
     assert [r[0] for r in results] == [3, 3]
-    assert results[0][1] == results[1][1] == os.path.join(str(tmp_path), "preempted_iter_3.pth")
+    assert results[0][1] == results[1][1] == os.path.join(work, "preempted_iter_3.pth")
     assert os.path.isfile(results[0][1])
-    assert find_latest_checkpoint(str(tmp_path)) == results[0][1]
+    assert find_latest_checkpoint(work) == results[0][1]
+    assert calls.read_text() == "requeue 4242\n"  # once, by rank 0, which learnt it was SIGUSR1

@@ -111,3 +111,27 @@ def test_cadence_train_exits_2_with_one_paragraph(tmp_path, live_process, capsys
     assert main(["train", config, "--work-dir", work]) == 2
     err = capsys.readouterr().err
     assert "is in use by another training run" in err and "Traceback" not in err
+
+
+def test_a_restarted_job_takes_over_its_previous_attempts_lock_on_another_host(tmp_path):
+    """A requeued SLURM job (or a torchrun restart) may put rank 0 on another machine: the
+    lock of the same job's earlier attempt is taken over; any other holder there is not."""
+    from cadence.runner.work_dir_lock import WorkDirLock
+    from cadence.utils.cluster import Attempt
+
+    def attempt(job: str, restarts: int) -> Attempt:
+        return Attempt({"SLURM_RESTART_COUNT": restarts}, {"SLURM_RESTART_COUNT": job})
+
+    work = str(tmp_path / "work")
+    write_lock(work, host="other-node-17", pid=12345, attempt=attempt("99", 0).as_record())
+    for other in (attempt("100", 1), attempt("99", 0)):  # another job; the same attempt
+        with pytest.raises(WorkDirLockedError, match="on other-node-17"):
+            WorkDirLock(work, other).acquire("run")
+    lock = WorkDirLock(work, attempt("99", 1))
+    warning = lock.acquire("run")
+    assert "of run other_run (pid 12345 on other-node-17), the previous attempt of this job " \
+           "(SLURM_RESTART_COUNT=1)" in warning  # fmt: skip
+    assert json.load(open(os.path.join(work, LOCK_NAME)))["attempt"] == {
+        "SLURM_RESTART_COUNT": ["99", 1]
+    }
+    lock.release()
