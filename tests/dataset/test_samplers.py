@@ -166,6 +166,7 @@ def test_a_start_position_deals_the_rest_of_the_shared_order_to_any_number_of_ra
         sampler.set_start_position(consumed)
         mine = list(sampler)
         assert mine == padded[rank::new_world]  # round robin over the rest
+        assert sampler.num_samples_from(consumed) == len(mine)
         rest.extend(mine)
     assert sorted(rest) == sorted(padded)  # each unseen sample once (plus the padding)
 
