@@ -95,14 +95,34 @@ def batches_left(dataloader: Any, position: int) -> int | None:
     return samples // batch_size if drop_last else math.ceil(samples / batch_size)
 
 
-def layout_change_message(saved: Layout, now: Layout, auto_scale_lr: bool) -> str:
-    """The warning a run resumed with another layout gives (what continues, what differs)."""
+def continues_by_samples(dataloader: Any) -> bool:
+    """Whether ``dataloader`` can start at a position of a shared order (cadence's samplers;
+    not a batch sampler that sizes its own batches)."""
+    if callable(getattr(getattr(dataloader, "batch_sampler", None), "set_start_batch", None)):
+        return False
+    sampler, batch_size = index_sampler(dataloader)
+    return batch_size is not None and callable(getattr(sampler, "set_start_position", None))
+
+
+def layout_change_message(saved: Layout, now: Layout, auto_scale_lr: bool, exact: bool) -> str:
+    """The warning a run resumed with another layout gives (what continues, what differs);
+    ``exact``: whether the sampler continues the order from the samples consumed."""
     message = (
         f"resumed with another data layout: the checkpoint was saved by {saved.describe()} "
-        f"samples per step, this run has {now.describe()}. The data continues from the "
-        "number of samples the saved run had consumed (each remaining sample of the epoch "
-        "once); the global batch, the samples in each step and the iteration counts differ"
+        f"samples per step, this run has {now.describe()}. "
     )
+    if exact:
+        message += (
+            "The data continues from the number of samples the saved run had consumed (each "
+            "remaining sample of the epoch once); the global batch, the samples in each step "
+            "and the iteration counts differ"
+        )
+    else:
+        message += (
+            "This sampler cannot start at a number of samples consumed (it has no "
+            "set_start_position, or the batch sampler sizes its own batches): it starts at "
+            "the saved batch count, so samples of this epoch may be repeated or skipped"
+        )
     if auto_scale_lr and saved.global_batch != now.global_batch:
         message += (
             "; auto_scale_lr is enabled, but the learning rates continue from the checkpoint "

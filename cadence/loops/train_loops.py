@@ -31,6 +31,7 @@ from .data_position import (
     EndlessIterator,
     Layout,
     batches_left,
+    continues_by_samples,
     iterate,
     layout_change_message,
     loader_layout,
@@ -264,8 +265,9 @@ class _TrainLoop(BaseLoop):
         self._resume_data(state, saved)
         if saved != self._layout:
             auto_scale_lr = dict(self._runner.cfg.get("auto_scale_lr") or {})
-            message = layout_change_message(saved, self._layout, bool(auto_scale_lr.get("enable")))
-            warn(message, self._runner.logger)
+            exact = continues_by_samples(self.dataloader)
+            scaled = bool(auto_scale_lr.get("enable"))
+            warn(layout_change_message(saved, self._layout, scaled, exact), self._runner.logger)
 
     def _resume_data(self, state: Mapping[str, Any], saved: Layout) -> None:
         """Set where the data continues from the loaded ``state`` (saved by ``saved``)."""
