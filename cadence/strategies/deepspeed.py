@@ -384,6 +384,15 @@ class DeepSpeedStrategy(DistributedStrategy):
             if self.zero_stage != 3 or self.rank == 0:
                 self.engine.module.load_state_dict(state, strict=strict)
 
+    def _load_untrained(self, checkpoint: dict[str, Any]) -> None:
+        """Load what no optimizer holds (buffers, frozen parameters) from the file's full
+        weights: a universal checkpoint restores only the trained parameters."""
+        trained = {n for n, p in self.engine.module.named_parameters() if p.requires_grad}
+        weights = model_weights(checkpoint, ((r"^module\.", ""),))
+        rest = {name: value for name, value in weights.items() if name not in trained}
+        if rest:
+            self.load_weights({"state_dict": rest}, strict=False)
+
     def restore(
         self,
         filename: str,
@@ -408,6 +417,7 @@ class DeepSpeedStrategy(DistributedStrategy):
             if resume_optimizer:  # every file was verified before it is read
                 load_resharded(self.engine, engine_dir, ENGINE_TAG, saved=saved,
                                safe_globals=_engine_safe_globals())  # fmt: skip
+                self._load_untrained(checkpoint)
             else:
                 self.load_weights(checkpoint, strict=True)
         else:
