@@ -47,12 +47,16 @@ def _model_class() -> type:
     from cadence.model import BaseModel
 
     class TwoLayers(BaseModel):
+        """Two linear layers with BatchNorm between and a frozen offset: state that no
+        optimizer holds (buffers, a parameter without gradient)."""
+
         def __init__(self) -> None:
             super().__init__()
-            self.a, self.b = nn.Linear(4, 6), nn.Linear(6, 2)
+            self.a, self.norm, self.b = nn.Linear(4, 6), nn.BatchNorm1d(6), nn.Linear(6, 2)
+            self.offset = nn.Parameter(torch.randn(2), requires_grad=False)
 
         def forward(self, inputs: Any, data_samples: Any = None, mode: str = "tensor") -> Any:
-            logits = self.b(torch.relu(self.a(inputs[:, :-1])))
+            logits = self.b(torch.relu(self.norm(self.a(inputs[:, :-1])))) + self.offset
             if mode == "loss":
                 return {"loss": F.cross_entropy(logits, torch.as_tensor(data_samples))}
             return logits
@@ -80,11 +84,14 @@ def full_state(runner: Any) -> dict[str, np.ndarray]:
     if kind == "DeepSpeedStrategy":
         from deepspeed.utils import safe_get_full_fp32_param, safe_get_full_optimizer_state
 
-        out = {"global_steps": np.array(strategy.engine.global_steps)}
+        out = _arrays(strategy.model_state_dict())  # every weight and buffer, gathered
+        out["global_steps"] = np.array(strategy.engine.global_steps)
         for name, param in strategy.engine.module.named_parameters():
-            out[name] = safe_get_full_fp32_param(param).numpy().copy()
-            for key in ("exp_avg", "exp_avg_sq"):
-                out[f"{name}.{key}"] = safe_get_full_optimizer_state(param, key).numpy().copy()
+            if param.requires_grad:  # the optimizer's fp32 copy and moments
+                out[f"{name}.fp32"] = safe_get_full_fp32_param(param).numpy().copy()
+                for key in ("exp_avg", "exp_avg_sq"):
+                    state = safe_get_full_optimizer_state(param, key)
+                    out[f"{name}.{key}"] = state.numpy().copy()
         return out
     if kind == "FSDPStrategy":
         from torch.distributed.checkpoint.state_dict import (
@@ -140,7 +147,8 @@ def _run(work_dir: str, strategy: dict, resume: str | bool) -> dict[str, Any]:
         train_cfg=dict(max_epochs=1), optim_wrapper=dict(optimizer=dict(type="Adam", lr=0.01)),
         default_hooks=dict(checkpoint=dict(type="CheckpointHook", interval=SAVED_AT,
                                            by_epoch=False, save_last=False)),
-        randomness=dict(seed=3), strategy=strategy, log_level="WARNING",
+        # another seed on resume: whatever is not restored keeps another initial value
+        randomness=dict(seed=4 if resume else 3), strategy=strategy, log_level="WARNING",
     )  # fmt: skip
     runner = Runner.from_cfg(Config(cfg))
     runner.register_hook(Recorder())
