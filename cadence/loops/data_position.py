@@ -132,11 +132,16 @@ def layout_change_message(saved: Layout, now: Layout, auto_scale_lr: bool, exact
     return message
 
 
-def warn(message: str, logger: Any = None) -> None:
-    """Warn (and log, when a logger is given)."""
-    warnings.warn(message, stacklevel=3)
-    if logger is not None:
-        logger.warning(message)
+def warn_if_changed(saved: Layout, dataloader: Any, runner: Any) -> None:
+    """Warn (and log) when ``dataloader``'s layout is not the ``saved`` one."""
+    now = loader_layout(dataloader)
+    if saved == now:
+        return
+    auto_scale_lr = dict(runner.cfg.get("auto_scale_lr") or {})
+    scaled, exact = bool(auto_scale_lr.get("enable")), continues_by_samples(dataloader)
+    message = layout_change_message(saved, now, scaled, exact)
+    warnings.warn(message, stacklevel=4)
+    runner.logger.warning(message)
 
 
 def start_at(dataloader: DataLoader, batches: int, samples: int) -> bool:
@@ -163,6 +168,13 @@ def start_at(dataloader: DataLoader, batches: int, samples: int) -> bool:
         set_start(batches * batch_size)
         return True
     return False
+
+
+def draws_once(dataloader: Any) -> bool:
+    """Whether only the first ``iter()`` builds a new iterator (persistent workers)."""
+    return bool(getattr(dataloader, "persistent_workers", False)) and bool(
+        getattr(dataloader, "num_workers", 0)
+    )
 
 
 def iterate(dataloader: DataLoader, keep_rng: bool) -> Iterator[Any]:

@@ -32,13 +32,13 @@ from .data_position import (
     Layout,
     batches_left,
     continues_by_samples,
+    draws_once,
     iterate,
-    layout_change_message,
     loader_layout,
     saved_layout,
     saved_position,
     start_at,
-    warn,
+    warn_if_changed,
 )
 from .rng import preserved_rng
 
@@ -62,13 +62,6 @@ def _positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"train_cfg.{name} must be a positive int, got {value!r}")
     return value
-
-
-def _draws_once(dataloader: Any) -> bool:
-    """Whether only the first ``iter()`` builds a new iterator (persistent workers)."""
-    return bool(getattr(dataloader, "persistent_workers", False)) and bool(
-        getattr(dataloader, "num_workers", 0)
-    )
 
 
 class _Finishing(enum.Enum):
@@ -101,7 +94,7 @@ class _TrainLoop(BaseLoop):
         self._finishing = _Finishing.NOTHING  # which after-hooks are running
         self._val_pending = False  # resumed from a checkpoint taken just before a validation
         self._iterated = False  # whether this process has built an iterator over the data
-        self._layout = loader_layout(self.dataloader)  # ranks x batch size: samples per step
+        self._loaded: Mapping[str, Any] | None = None  # loaded, not yet continued from
         self.val_begin = val_begin
         self.val_interval = val_interval
         self.stop_training = False
@@ -184,7 +177,7 @@ class _TrainLoop(BaseLoop):
     def _keep_rng(self, mid_epoch: bool) -> bool:
         """Whether the iterator built now must not draw (the uninterrupted run did not here)."""
         first, self._iterated = not self._iterated, True
-        return mid_epoch or (first and self._iter > 0 and _draws_once(self.dataloader))
+        return mid_epoch or (first and self._iter > 0 and draws_once(self.dataloader))
 
     def _run_pending_val(self) -> None:
         """Validate first when the checkpoint resumed from was taken just before a validation."""
@@ -242,8 +235,19 @@ class _TrainLoop(BaseLoop):
             "inner_iter": inner,
             "val_pending": pending,
             "dataloader": dataloader_state_dict(self.dataloader),
-            "data": self._data_position(epoch, inner).state_dict(self._layout),
+            "data": self._data_state(epoch, inner),
         }
+
+    @property
+    def _layout(self) -> Layout:
+        """The layout of the dataloader now (a hook may replace the dataloader)."""
+        return loader_layout(self.dataloader)
+
+    def _data_state(self, epoch: int, inner: int) -> dict[str, Any]:
+        loaded = self._loaded
+        if loaded is not None and "data" in loaded:  # not continued from yet: as loaded
+            return dict(loaded["data"])
+        return self._data_position(epoch, inner).state_dict(self._layout)
 
     def _data_position(self, epoch: int, inner: int) -> DataPosition:
         """The data position at ``epoch``, ``inner`` batches into it (module docstring)."""
@@ -261,13 +265,17 @@ class _TrainLoop(BaseLoop):
         self._val_pending = bool(state.get("val_pending", False))
         if "dataloader" in state:
             load_dataloader_state_dict(self.dataloader, state["dataloader"])
+        self._loaded = state
+
+    def _continue_data(self) -> None:
+        """Continue the data from the loaded state, with the dataloader about to be iterated
+        (``before_train_epoch`` hooks may have replaced the one the state was loaded into)."""
+        state, self._loaded = self._loaded, None
+        if state is None:
+            return
         saved = saved_layout(state, self._layout)
         self._resume_data(state, saved)
-        if saved != self._layout:
-            auto_scale_lr = dict(self._runner.cfg.get("auto_scale_lr") or {})
-            exact = continues_by_samples(self.dataloader)
-            scaled = bool(auto_scale_lr.get("enable"))
-            warn(layout_change_message(saved, self._layout, scaled, exact), self._runner.logger)
+        warn_if_changed(saved, self.dataloader, self._runner)
 
     def _resume_data(self, state: Mapping[str, Any], saved: Layout) -> None:
         """Set where the data continues from the loaded ``state`` (saved by ``saved``)."""
@@ -331,7 +339,7 @@ class EpochBasedTrainLoop(_TrainLoop):
             else self._inner_iter * (saved.global_batch or 0)
         )  # fmt: skip
         self._origin, self._first = consumed, self._inner_iter
-        if saved != self._layout and consumed:
+        if saved != self._layout and consumed and continues_by_samples(self.dataloader):
             left = batches_left(self.dataloader, consumed)
             if left is not None:
                 self._inner_iter = self._first = max(len(self.dataloader) - left, 0)
@@ -354,6 +362,7 @@ class EpochBasedTrainLoop(_TrainLoop):
         runner = self._runner
         runner.call_hook("before_train_epoch")
         runner.model.train()
+        self._continue_data()
         skip = self._inner_iter
         consumed = self._data_position(self._epoch, skip).samples
         replay = 0 if start_at(self.dataloader, skip, consumed) else skip
@@ -474,6 +483,7 @@ class IterBasedTrainLoop(_TrainLoop):
 
     def _resume_iterator(self) -> Iterator[Any]:
         """Endless batches, positioned after the data already trained on."""
+        self._continue_data()
         position, within = self._counted_position(self._layout)
         step = self._layout.global_batch
         if self._resumed is not None and step:
