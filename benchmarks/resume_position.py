@@ -36,7 +36,7 @@ import torch
 from torch.utils.data import Dataset
 
 from cadence.dataset import build_dataloader
-from cadence.loops.train_loops import _EndlessIterator
+from cadence.loops.data_position import DataPosition, EndlessIterator
 
 SAMPLERS = ("DefaultSampler", "InfiniteSampler")
 
@@ -70,7 +70,8 @@ def first_batch_seconds(sampler: str, iteration: int, samples: int, batch_size: 
     else:
         epoch, within = divmod(iteration, len(loader))
     start = time.perf_counter()
-    batches = _EndlessIterator(loader, epoch, within, keep_rng=True)
+    position = DataPosition(epoch, within * batch_size)  # one process: samples = batches x size
+    batches = EndlessIterator(loader, position, within, keep_rng=True)
     next(iter(batches))
     return time.perf_counter() - start
 

@@ -30,6 +30,8 @@ from typing import Any
 
 import torch
 
+from .unpickling import allowed_globals
+
 MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_FORMAT = "cadence-checkpoint"
 MANIFEST_VERSION = 2
@@ -402,7 +404,7 @@ def safe_torch_load(
 
     name = source or str(filename)
     try:
-        with torch.serialization.safe_globals(list(safe_globals)):
+        with allowed_globals(list(safe_globals)):
             return torch.load(filename, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

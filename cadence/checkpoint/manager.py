@@ -90,9 +90,9 @@ class CheckpointManager:
         """Save ``part`` under ``name`` and restore it on resume (replacing an earlier one).
 
         ``per_rank``: with several processes every rank's state is also gathered
-        under ``<name>_ranks`` and each rank restores its own (while the world size
-        allows); ``shared=False`` keeps only that per-rank list, restored only when
-        the world size is unchanged.
+        under ``<name>_ranks`` and each rank restores its own; a rank the saved run did
+        not have restores the shared state, or with ``shared=False`` (only the per-rank
+        list is kept) rank 0's.
         """
         self.parts[name] = _Part(part, per_rank, shared)
 
@@ -277,13 +277,15 @@ class CheckpointManager:
             path, checkpoint, resume_optimizer=resume_optimizer,
             resume_param_scheduler=resume_param_scheduler,
         )  # fmt: skip
-        rank, world_size = self.steps.rank, self.steps.world_size
+        rank = self.steps.rank
         for name, entry in self.parts.items():
             ranks = checkpoint.get(f"{name}_ranks") if entry.per_rank else None
-            if ranks and (rank < len(ranks) if entry.shared else len(ranks) == world_size):
+            if ranks and rank < len(ranks):
                 entry.part.load_state_dict(ranks[rank])
             elif entry.shared and name in checkpoint:
                 entry.part.load_state_dict(checkpoint[name])
+            elif ranks:  # a rank the saved run did not have
+                entry.part.load_state_dict(ranks[0])
         return checkpoint
 
     def resume_latest(self, before_load: BeforeLoad | None = None) -> str | None:

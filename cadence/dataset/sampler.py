@@ -4,10 +4,13 @@ Both samplers deal indices round-robin: with ``W`` ranks, rank ``r`` takes
 positions ``r, r+W, r+2W, ...`` of a shared order (every rank draws the same
 permutation from the same seed). Both resume without replaying data:
 ``set_start_index(n)`` makes the next ``__iter__`` begin at the ``n``-th index
-of this rank's list, and ``state_dict()`` / ``load_state_dict()`` carry the
-seed and position. The sampler cannot know how many indices the model really
-consumed (DataLoader workers prefetch), so the training loop computes ``n``
-(batches done × batch size) and passes it in.
+of this rank's list, and ``set_start_position(p)`` at position ``p`` of the
+shared order (all ranks together: rank ``r`` then takes ``p + r, p + r + W, ...``),
+which is what a run resumed on a different number of ranks needs;
+``state_dict()`` / ``load_state_dict()`` carry the seed and position. The
+sampler cannot know how many indices the model really consumed (DataLoader
+workers prefetch), so the training loop computes the position (batches done ×
+batch size, or samples of the shared order consumed) and passes it in.
 
 With ``tag_positions`` set (``build_dataloader`` sets it when DataLoader
 workers seed themselves), both yield :class:`~cadence.dataset.worker.SampleIndex`
@@ -44,11 +47,30 @@ def _resolve_seed(seed: int | None) -> int:
     return sync_random_seed() if seed is None else operator.index(seed)
 
 
-def _check_start(start: int) -> int:
+def _check_start(start: int, what: str = "start index") -> int:
     start = operator.index(start)
     if start < 0:
-        raise ValueError(f"start index must be >= 0, got {start}")
+        raise ValueError(f"{what} must be >= 0, got {start}")
     return start
+
+
+def _start_state(position: int, world_size: int) -> dict[str, int]:
+    """The pending start as saved: per rank (``start_index``), plus the position in the
+    shared order where it is not a whole number of rounds (resumed on other ranks)."""
+    index, rest = divmod(position, world_size)
+    state = {"start_index": index}
+    if rest:
+        state["start_position"] = position
+    return state
+
+
+def _loaded_start(state: Mapping[str, Any], world_size: int) -> int:
+    """The pending start of ``state`` as a position in the shared order; a per-rank start
+    index counts in rounds of the world size it was saved with."""
+    if "start_position" in state:
+        return _check_start(state["start_position"], "start position")
+    saved_world = operator.index(state.get("world_size", world_size))
+    return _check_start(state.get("start_index", 0)) * saved_world
 
 
 def _permutation(size: int, shuffle: bool, seed: int) -> torch.Tensor:
@@ -67,13 +89,13 @@ def _require(state: Mapping[str, Any], keys: tuple[str, ...], owner: str) -> Non
         raise KeyError(f"{owner} state is missing {missing}; it has {sorted(state)}")
 
 
-def _warn_if_resharded(owner: str, state: Mapping[str, Any], now: Mapping[str, int]) -> None:
-    changed = {k: (state[k], v) for k, v in now.items() if k in state and state[k] != v}
-    if changed:
-        what = ", ".join(f"{k} {old} -> {new}" for k, (old, new) in changed.items())
+def _warn_if_resized(owner: str, state: Mapping[str, Any], size: int) -> None:
+    """A pending start counts positions of the shared order, which another world size
+    deals out differently but keeps; another dataset length changes the order itself."""
+    if "dataset_size" in state and state["dataset_size"] != size:
         warnings.warn(
-            f"{owner} resumed with {what}: the start index may no longer point at the "
-            "samples that were next when the state was saved",
+            f"{owner} resumed with dataset_size {state['dataset_size']} -> {size}: the start "
+            "position may no longer point at the samples that were next when the state was saved",
             stacklevel=3,
         )
 
@@ -115,7 +137,7 @@ class DefaultSampler(Sampler[int]):
         self.round_up = bool(round_up)
         self.epoch = 0
         self.tag_positions = False
-        self._start_index = 0
+        self._start = 0  # pending start: a position in the shared order
 
     @property
     def total_size(self) -> int:
@@ -131,22 +153,39 @@ class DefaultSampler(Sampler[int]):
         return max(math.ceil((len(self.dataset) - self.rank) / self.world_size), 0)
 
     def rank_indices(self) -> torch.Tensor:
-        """This rank's indices for the current epoch, from the first (ignores the start index)."""
+        """This rank's indices for the current epoch, from the first (ignores the start)."""
+        return self.indices_from(0)
+
+    def indices_from(self, position: int) -> torch.Tensor:
+        """This rank's indices of the current epoch from ``position`` of the shared order on.
+
+        With ``round_up`` the rest of the order is padded (from its start) to a
+        multiple of the world size, so that every rank gets the same count.
+        """
         size = len(self.dataset)
         order = _permutation(size, self.shuffle, self.seed + self.epoch)
-        total = self.total_size
-        if total > size:
-            order = order.repeat(math.ceil(total / size))[:total]
-        return order[self.rank : total : self.world_size]
+        end = size
+        if self.round_up:
+            end = position + math.ceil(max(size - position, 0) / self.world_size) * self.world_size
+        if end > size:
+            order = order.repeat(math.ceil(end / size))[:end]
+        return order[position + self.rank : end : self.world_size]
+
+    def num_samples_from(self, position: int) -> int:
+        """How many indices this rank yields in a pass that starts at ``position``."""
+        size, world = len(self.dataset), self.world_size
+        if self.round_up:
+            return math.ceil(max(size - position, 0) / world)
+        return max(math.ceil((size - position - self.rank) / world), 0)
 
     def __iter__(self) -> Iterator[int]:
-        """Yield this rank's indices for the current epoch, from the pending start index."""
-        start, self._start_index = self._start_index, 0
-        indices = self.rank_indices()[start:].tolist()
+        """Yield this rank's indices for the current epoch, from the pending start."""
+        start, self._start = self._start, 0
+        indices = self.indices_from(start).tolist()
         if not self.tag_positions:
             return iter(indices)
-        epoch = self.epoch
-        return (SampleIndex(index, epoch, p) for p, index in enumerate(indices, start))
+        epoch, first = self.epoch, (start + self.rank) // self.world_size
+        return (SampleIndex(index, epoch, p) for p, index in enumerate(indices, first))
 
     def __len__(self) -> int:
         """Indices this rank yields in a whole epoch."""
@@ -158,29 +197,31 @@ class DefaultSampler(Sampler[int]):
 
     def set_start_index(self, start: int) -> None:
         """Make the next ``__iter__`` (only that one) begin at this rank's ``start``-th index."""
-        self._start_index = _check_start(start)
+        self._start = _check_start(start) * self.world_size
+
+    def set_start_position(self, position: int) -> None:
+        """Make the next ``__iter__`` (only that one) begin at ``position`` of the shared
+        order: the ranks together skip the first ``position`` samples of the epoch."""
+        self._start = _check_start(position, "start position")
 
     def state_dict(self) -> dict[str, Any]:
-        """Epoch, seed and pending start index, plus the shard layout they refer to."""
+        """Epoch, seed and pending start, plus the shard layout they refer to."""
         return {
             "epoch": self.epoch,
             "seed": self.seed,
-            "start_index": self._start_index,
+            **_start_state(self._start, self.world_size),
             "world_size": self.world_size,
             "dataset_size": len(self.dataset),
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Restore epoch, seed and start index (warns if world size or dataset length changed)."""
+        """Restore epoch, seed and pending start (warns if the dataset length changed; a
+        pending start saved by another world size keeps its place in the shared order)."""
         _require(state, ("epoch", "seed"), type(self).__name__)
-        _warn_if_resharded(
-            type(self).__name__,
-            state,
-            {"world_size": self.world_size, "dataset_size": len(self.dataset)},
-        )
+        _warn_if_resized(type(self).__name__, state, len(self.dataset))
         self.epoch = operator.index(state["epoch"])
         self.seed = operator.index(state["seed"])
-        self._start_index = _check_start(state.get("start_index", 0))
+        self._start = _loaded_start(state, self.world_size)
 
 
 @DATA_SAMPLERS.register_module()
@@ -220,7 +261,7 @@ class InfiniteSampler(Sampler[int]):
         self.shuffle = bool(shuffle)
         self.seed = _resolve_seed(seed)
         self.tag_positions = False
-        self._start_index = 0
+        self._start = 0  # pending start: a position in the shared stream
 
     @property
     def size(self) -> int:
@@ -228,12 +269,13 @@ class InfiniteSampler(Sampler[int]):
         return len(self.dataset)
 
     def __iter__(self) -> Iterator[int]:
-        """Yield this rank's stream from the pending start index (0 unless set)."""
-        start, self._start_index = self._start_index, 0
-        stream = self._stream(self.rank + start * self.world_size)
+        """Yield this rank's stream from the pending start (0 unless set)."""
+        start, self._start = self._start, 0
+        stream = self._stream(start + self.rank)
         if not self.tag_positions:
             return stream
-        return (SampleIndex(index, 0, p) for p, index in enumerate(stream, start))
+        first = (start + self.rank) // self.world_size
+        return (SampleIndex(index, 0, p) for p, index in enumerate(stream, first))
 
     def _stream(self, position: int) -> Iterator[int]:
         size = len(self.dataset)
@@ -256,24 +298,26 @@ class InfiniteSampler(Sampler[int]):
 
     def set_start_index(self, start: int) -> None:
         """Make the next ``__iter__`` (only that one) begin at this rank's ``start``-th index."""
-        self._start_index = _check_start(start)
+        self._start = _check_start(start) * self.world_size
+
+    def set_start_position(self, position: int) -> None:
+        """Make the next ``__iter__`` (only that one) begin at ``position`` of the shared
+        stream: the ranks together skip its first ``position`` samples."""
+        self._start = _check_start(position, "start position")
 
     def state_dict(self) -> dict[str, Any]:
-        """Seed and pending start index, plus the shard layout they refer to."""
+        """Seed and pending start, plus the shard layout they refer to."""
         return {
             "seed": self.seed,
-            "start_index": self._start_index,
+            **_start_state(self._start, self.world_size),
             "world_size": self.world_size,
             "dataset_size": len(self.dataset),
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Restore seed and start index (warns if world size or dataset length changed)."""
+        """Restore seed and pending start (warns if the dataset length changed; a pending
+        start saved by another world size keeps its place in the shared stream)."""
         _require(state, ("seed",), type(self).__name__)
-        _warn_if_resharded(
-            type(self).__name__,
-            state,
-            {"world_size": self.world_size, "dataset_size": len(self.dataset)},
-        )
+        _warn_if_resized(type(self).__name__, state, len(self.dataset))
         self.seed = operator.index(state["seed"])
-        self._start_index = _check_start(state.get("start_index", 0))
+        self._start = _loaded_start(state, self.world_size)

@@ -100,10 +100,19 @@ def _more_failures(results: Any, received: int, world_size: int) -> dict[int, st
 
 
 #: Imported once by the fork server; each rank forks from it instead of importing anew.
-#: Imported once by the fork server; DeepSpeed (3.5 s to import) only where installed.
-PRELOAD = ("torch", "torch.distributed", "cadence.runner") + (
-    ("deepspeed",) if importlib.util.find_spec("deepspeed") is not None else ()
-)
+#: ``torch._dynamo`` is what DistributedDataParallel and FSDP's ``fully_shard`` import on
+#: first use (3 s per rank); DeepSpeed (3.5 s to import) only where installed, with the
+#: module its ZeRO optimizer check imports on first use (3 s: it compiles functions, which
+#: imports torch's inductor). None of them starts a thread on import, so forking after
+#: them is safe; a module a version lacks is skipped (the fork server ignores it).
+PRELOAD = (
+    "torch", "torch.distributed", "torch._dynamo", "torch.distributed.checkpoint",
+    "cadence.runner",
+) + (
+    ("deepspeed", "deepspeed.runtime.zero.muon.muon_optimizer")
+    if importlib.util.find_spec("deepspeed") is not None
+    else ()
+)  # fmt: skip
 
 
 def _context() -> Any:

@@ -17,7 +17,6 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import torch
 from torch.utils.data import DataLoader
 
 from ..dataset.loader_state import (
@@ -27,6 +26,20 @@ from ..dataset.loader_state import (
 )
 from ..registry import LOOPS
 from .base_loop import BaseLoop
+from .data_position import (
+    DataPosition,
+    EndlessIterator,
+    Layout,
+    batches_left,
+    continues_by_samples,
+    draws_once,
+    iterate,
+    loader_layout,
+    saved_layout,
+    saved_position,
+    start_at,
+    warn_if_changed,
+)
 from .rng import preserved_rng
 
 if TYPE_CHECKING:
@@ -49,51 +62,6 @@ def _positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"train_cfg.{name} must be a positive int, got {value!r}")
     return value
-
-
-def _start_at(dataloader: DataLoader, batches: int) -> bool:
-    """Make the next pass over ``dataloader`` skip ``batches`` batches without loading them.
-
-    A batch sampler that knows its own batches (``set_start_batch``, e.g. one
-    whose batch size changes per iteration) is asked first; otherwise the index
-    sampler starts ``batches * batch_size`` samples in.
-    """
-    if batches <= 0:
-        return True
-    set_start_batch = getattr(getattr(dataloader, "batch_sampler", None), "set_start_batch", None)
-    if callable(set_start_batch):
-        return bool(set_start_batch(batches))
-    sampler, batch_size = index_sampler(dataloader)
-    set_start = getattr(sampler, "set_start_index", None)
-    if callable(set_start) and batch_size is not None:
-        set_start(batches * batch_size)
-        return True
-    return False
-
-
-def _draws_once(dataloader: Any) -> bool:
-    """Whether only the first ``iter()`` builds a new iterator (persistent workers)."""
-    return bool(getattr(dataloader, "persistent_workers", False)) and bool(
-        getattr(dataloader, "num_workers", 0)
-    )
-
-
-def _iterate(dataloader: DataLoader, keep_rng: bool) -> Iterator[Any]:
-    """A new iterator over ``dataloader``; with ``keep_rng`` torch's global RNG is left as is.
-
-    Building a DataLoader iterator draws a base seed from torch's global
-    generator. The uninterrupted run drew it when the epoch began (with
-    persistent workers: when the run began), before the state a later
-    checkpoint saved; drawing again on resume would shift every later random
-    number (dropout, augmentation in the main process).
-    """
-    if not keep_rng:
-        return iter(dataloader)
-    state = torch.get_rng_state()
-    try:
-        return iter(dataloader)
-    finally:
-        torch.set_rng_state(state)
 
 
 class _Finishing(enum.Enum):
@@ -126,6 +94,7 @@ class _TrainLoop(BaseLoop):
         self._finishing = _Finishing.NOTHING  # which after-hooks are running
         self._val_pending = False  # resumed from a checkpoint taken just before a validation
         self._iterated = False  # whether this process has built an iterator over the data
+        self._loaded: Mapping[str, Any] | None = None  # loaded, not yet continued from
         self.val_begin = val_begin
         self.val_interval = val_interval
         self.stop_training = False
@@ -209,7 +178,7 @@ class _TrainLoop(BaseLoop):
     def _keep_rng(self, mid_epoch: bool) -> bool:
         """Whether the iterator built now must not draw (the uninterrupted run did not here)."""
         first, self._iterated = not self._iterated, True
-        return mid_epoch or (first and self._iter > 0 and _draws_once(self.dataloader))
+        return mid_epoch or (first and self._iter > 0 and draws_once(self.dataloader))
 
     def _run_pending_val(self) -> None:
         """Validate first when the checkpoint resumed from was taken just before a validation."""
@@ -270,16 +239,51 @@ class _TrainLoop(BaseLoop):
             "inner_iter": inner,
             "val_pending": pending,
             "dataloader": dataloader_state_dict(self.dataloader),
+            "data": self._data_state(epoch, inner),
         }
 
+    @property
+    def _layout(self) -> Layout:
+        """The layout of the dataloader now (a hook may replace the dataloader)."""
+        return loader_layout(self.dataloader)
+
+    def _data_state(self, epoch: int, inner: int) -> dict[str, Any]:
+        loaded = self._loaded
+        if loaded is not None and "data" in loaded:  # not continued from yet: as loaded
+            return dict(loaded["data"])
+        return self._data_position(epoch, inner).state_dict(self._layout)
+
+    def _data_position(self, epoch: int, inner: int) -> DataPosition:
+        """The data position at ``epoch``, ``inner`` batches into it (module docstring)."""
+        raise NotImplementedError
+
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Continue from ``state``; parts that older checkpoints lack keep their defaults."""
+        """Continue from ``state``; parts that older checkpoints lack keep their defaults.
+
+        A state saved with another world size or per-rank batch size continues the
+        data from the samples consumed, with a warning (:mod:`.data_position`).
+        """
         self._epoch = int(state["epoch"])
         self._iter = int(state["iter"])
         self._inner_iter = int(state.get("inner_iter", 0))
         self._val_pending = bool(state.get("val_pending", False))
         if "dataloader" in state:
             load_dataloader_state_dict(self.dataloader, state["dataloader"])
+        self._loaded = state
+
+    def _continue_data(self) -> None:
+        """Continue the data from the loaded state, with the dataloader about to be iterated
+        (``before_train_epoch`` hooks may have replaced the one the state was loaded into)."""
+        state, self._loaded = self._loaded, None
+        if state is None:
+            return
+        saved = saved_layout(state, self._layout)
+        self._resume_data(state, saved)
+        warn_if_changed(saved, self.dataloader, self._runner)
+
+    def _resume_data(self, state: Mapping[str, Any], saved: Layout) -> None:
+        """Set where the data continues from the loaded ``state`` (saved by ``saved``)."""
+        raise NotImplementedError
 
 
 @LOOPS.register_module()
@@ -301,6 +305,8 @@ class EpochBasedTrainLoop(_TrainLoop):
     ) -> None:
         super().__init__(runner, dataloader, val_begin, val_interval, dynamic_intervals)
         self.set_length(max_epochs=max_epochs)
+        # the current pass began after ``_origin`` samples of the epoch, at batch ``_first``
+        self._origin = self._first = 0
 
     @property
     def max_epochs(self) -> int:
@@ -322,6 +328,26 @@ class EpochBasedTrainLoop(_TrainLoop):
     def _val_due_after(self, epoch: int, it: int) -> bool:
         return self._finishing is _Finishing.EPOCH and self._val_due(epoch, self._max_epochs)
 
+    def _data_position(self, epoch: int, inner: int) -> DataPosition:
+        if inner == 0:
+            return DataPosition(epoch, 0)
+        step = self._layout.global_batch or 0
+        return DataPosition(epoch, self._origin + (inner - self._first) * step)
+
+    def _resume_data(self, state: Mapping[str, Any], saved: Layout) -> None:
+        """The epoch continues from the samples consumed; with another layout the batch
+        count becomes this layout's, so that the epoch still ends at ``len(dataloader)``."""
+        position = saved_position(state)
+        consumed = (
+            position.samples if position is not None
+            else self._inner_iter * (saved.global_batch or 0)
+        )  # fmt: skip
+        self._origin, self._first = consumed, self._inner_iter
+        if saved != self._layout and consumed and continues_by_samples(self.dataloader):
+            left = batches_left(self.dataloader, consumed)
+            if left is not None:
+                self._inner_iter = self._first = max(len(self.dataloader) - left, 0)
+
     def run(self) -> Any:
         """Train to ``max_epochs``; return the model."""
         runner = self._runner
@@ -340,14 +366,17 @@ class EpochBasedTrainLoop(_TrainLoop):
         runner = self._runner
         runner.call_hook("before_train_epoch")
         runner.model.train()
+        self._continue_data()
         skip = self._inner_iter
-        replay = 0 if _start_at(self.dataloader, skip) else skip
+        consumed = self._data_position(self._epoch, skip).samples
+        replay = 0 if start_at(self.dataloader, skip, consumed) else skip
         if replay:
             warnings.warn(
                 "the train sampler cannot start mid-epoch; replaying batches to resume",
                 stacklevel=2,
             )
-        batches = _iterate(self.dataloader, self._keep_rng(mid_epoch=skip > 0 and not replay))
+        mid_epoch = (skip > 0 or consumed > 0) and not replay
+        batches = iterate(self.dataloader, self._keep_rng(mid_epoch=mid_epoch))
         for batch_idx, data_batch in enumerate(batches, start=skip - replay):
             if batch_idx < skip:
                 continue
@@ -358,46 +387,7 @@ class EpochBasedTrainLoop(_TrainLoop):
         runner.call_hook("after_train_epoch")
         self._finishing = _Finishing.NOTHING
         self._epoch += 1
-        self._inner_iter = 0
-
-
-class _EndlessIterator:
-    """Iterate a dataloader forever, starting a new epoch of it when one ends.
-
-    The first pass may start ``start_batches`` into the epoch (resume); its
-    iterator is built without drawing from torch's RNG when ``keep_rng``.
-    """
-
-    def __init__(
-        self, dataloader: DataLoader, epoch: int = 0, start_batches: int = 0,
-        keep_rng: bool = False,
-    ) -> None:  # fmt: skip
-        self.dataloader = dataloader
-        self.epoch = epoch
-        self._set_epoch()
-        self.skipped = _start_at(dataloader, start_batches)
-        self._it: Iterator[Any] = _iterate(dataloader, keep_rng)
-
-    def _set_epoch(self) -> None:
-        sampler, _ = index_sampler(self.dataloader)
-        set_epoch = getattr(sampler, "set_epoch", None)
-        if callable(set_epoch):
-            set_epoch(self.epoch)
-
-    def __iter__(self) -> Iterator[Any]:
-        """The batches, epoch after epoch (a generator: cheap per batch)."""
-        fresh = False  # the first pass may start at the end of an epoch (resume)
-        while True:
-            empty = True
-            for batch in self._it:
-                empty = False
-                yield batch
-            if empty and fresh:
-                raise RuntimeError("the training dataloader yields no batches")
-            self.epoch += 1
-            self._set_epoch()
-            self._it = iter(self.dataloader)
-            fresh = True
+        self._inner_iter = self._origin = self._first = 0
 
 
 @LOOPS.register_module()
@@ -421,6 +411,8 @@ class IterBasedTrainLoop(_TrainLoop):
             self._epoch_length: int | None = len(self.dataloader)
         except TypeError:
             self._epoch_length = None
+        self._resumed: DataPosition | None = None  # where a resumed run's data continues
+        self._endless: EndlessIterator | None = None  # the batches, once training runs
 
     @property
     def max_epochs(self) -> int:
@@ -435,6 +427,34 @@ class IterBasedTrainLoop(_TrainLoop):
 
     def _val_due_after(self, epoch: int, it: int) -> bool:
         return self._finishing is _Finishing.ITER and self._val_due(it, self._max_iters)
+
+    def _data_position(self, epoch: int, inner: int) -> DataPosition:
+        if self._endless is not None:
+            return self._endless.position
+        return self._resumed or self._counted_position(self._layout)[0]
+
+    def _counted_position(self, layout: Layout) -> tuple[DataPosition, int]:
+        """The data position reached by ``iter`` steps of ``layout``, and the batches into
+        its data epoch (what checkpoints without a recorded position resume from)."""
+        from ..dataset import InfiniteSampler
+
+        sampler, _ = index_sampler(self.dataloader)
+        if self._epoch_length and not isinstance(sampler, InfiniteSampler):
+            epoch, within = divmod(self._iter, self._epoch_length)
+        else:
+            epoch, within = 0, self._iter
+        return DataPosition(epoch, within * (layout.global_batch or 0)), within
+
+    def _resume_data(self, state: Mapping[str, Any], saved: Layout) -> None:
+        """The data continues from the recorded position; a batch sampler that sizes its
+        own batches continues from the iteration count (as do older checkpoints)."""
+        position = saved_position(state)
+        if not self._layout.global_batch:
+            self._resumed = None
+        elif position is None:
+            self._resumed = self._counted_position(saved)[0] if saved != self._layout else None
+        else:
+            self._resumed = position
 
     def run(self) -> Any:
         """Train to ``max_iters``; return the model."""
@@ -466,16 +486,14 @@ class IterBasedTrainLoop(_TrainLoop):
         return min(due, self._milestones[later]) if later < len(self._milestones) else due
 
     def _resume_iterator(self) -> Iterator[Any]:
-        """Endless batches, positioned after the ``iter`` batches already trained on."""
-        from ..dataset import InfiniteSampler
-
-        sampler, _ = index_sampler(self.dataloader)
-        if self._epoch_length and not isinstance(sampler, InfiniteSampler):
-            loader_epoch, within = divmod(self._iter, self._epoch_length)
-        else:
-            loader_epoch, within = 0, self._iter
-        keep_rng = self._keep_rng(mid_epoch=within > 0)
-        endless = _EndlessIterator(self.dataloader, loader_epoch, within, keep_rng)
+        """Endless batches, positioned after the data already trained on."""
+        self._continue_data()
+        position, within = self._counted_position(self._layout)
+        step = self._layout.global_batch
+        if self._resumed is not None and step:
+            position, within = self._resumed, self._resumed.samples // step
+        keep_rng = self._keep_rng(mid_epoch=within > 0 or position.samples > 0)
+        endless = self._endless = EndlessIterator(self.dataloader, position, within, keep_rng)
         batches = iter(endless)
         if within and not endless.skipped:
             warnings.warn("the train sampler cannot skip ahead; replaying batches", stacklevel=2)

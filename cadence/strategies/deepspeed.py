@@ -23,6 +23,7 @@ from ..checkpoint.files import safe_torch_load
 from ..checkpoint.weights import model_weights
 from ..model.base_model import run_train_step
 from ..registry import OPTIM_WRAPPERS, STRATEGIES
+from .deepspeed_universal import load_resharded, partitions_differ, saved_world_size
 from .distributed import DistributedStrategy
 
 #: The optim_wrapper keys that say how to build the optimizer (the rest configure the
@@ -383,6 +384,15 @@ class DeepSpeedStrategy(DistributedStrategy):
             if self.zero_stage != 3 or self.rank == 0:
                 self.engine.module.load_state_dict(state, strict=strict)
 
+    def _load_untrained(self, checkpoint: dict[str, Any]) -> None:
+        """Load what no optimizer holds (buffers, frozen parameters) from the file's full
+        weights: a universal checkpoint restores only the trained parameters."""
+        trained = {n for n, p in self.engine.module.named_parameters() if p.requires_grad}
+        weights = model_weights(checkpoint, ((r"^module\.", ""),))
+        rest = {name: value for name, value in weights.items() if name not in trained}
+        if rest:
+            self.load_weights({"state_dict": rest}, strict=False)
+
     def restore(
         self,
         filename: str,
@@ -391,7 +401,9 @@ class DeepSpeedStrategy(DistributedStrategy):
         resume_optimizer: bool = True,
         resume_param_scheduler: bool = True,
     ) -> None:
-        """Restore the engine (model, optimizer, loss scaler, step counts) exactly."""
+        """Restore the engine (model, optimizer, loss scaler, step counts) exactly, also
+        when it was saved by another number of processes (:mod:`.deepspeed_universal`;
+        without ``resume_optimizer`` the full weights of the file are loaded then)."""
         engine_dir = filename + ENGINE_SUFFIX
         if not checkpoint.get("engine") or not os.path.isdir(engine_dir):
             raise FileNotFoundError(
@@ -400,9 +412,18 @@ class DeepSpeedStrategy(DistributedStrategy):
             )
         if not isinstance(self.engine.checkpoint_engine, SafeLoads):
             self.engine.checkpoint_engine = SafeLoads(self.engine.checkpoint_engine)
-        self.engine.load_checkpoint(  # every file was verified before it is read
-            engine_dir, tag=ENGINE_TAG, load_optimizer_states=resume_optimizer,
-            load_lr_scheduler_states=False,
-        )  # fmt: skip
+        saved = saved_world_size(checkpoint, os.path.join(engine_dir, ENGINE_TAG))
+        if saved is not None and partitions_differ(self.engine, saved):
+            if resume_optimizer:  # every file was verified before it is read
+                load_resharded(self.engine, engine_dir, ENGINE_TAG, saved=saved,
+                               safe_globals=_engine_safe_globals())  # fmt: skip
+                self._load_untrained(checkpoint)
+            else:
+                self.load_weights(checkpoint, strict=True)
+        else:
+            self.engine.load_checkpoint(  # every file was verified before it is read
+                engine_dir, tag=ENGINE_TAG, load_optimizer_states=resume_optimizer,
+                load_lr_scheduler_states=False,
+            )  # fmt: skip
         if resume_param_scheduler and "param_schedulers" in checkpoint:
             self.load_scheduler_state_dict(checkpoint["param_schedulers"])

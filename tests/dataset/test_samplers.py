@@ -144,8 +144,60 @@ def test_default_sampler_load_state_dict_checks_the_state():
     sampler = DefaultSampler(range(4), seed=0, rank=0, world_size=1)
     with pytest.raises(KeyError, match="missing \\['epoch'\\]"):
         sampler.load_state_dict({"seed": 1})
-    with pytest.warns(UserWarning, match="world_size 2 -> 1"):
-        sampler.load_state_dict({"epoch": 0, "seed": 1, "world_size": 2, "dataset_size": 4})
+    with pytest.warns(UserWarning, match="dataset_size 5 -> 4"):
+        sampler.load_state_dict({"epoch": 0, "seed": 1, "world_size": 1, "dataset_size": 5})
+
+
+@pytest.mark.parametrize("round_up", [True, False])
+@pytest.mark.parametrize("new_world", [1, 2, 3, 5])
+def test_a_start_position_deals_the_rest_of_the_shared_order_to_any_number_of_ranks(
+    round_up, new_world
+):
+    n, seed, epoch, consumed = 24, 7, 2, 8  # 2 ranks took 4 samples each of the epoch
+    order = perm(n, seed + epoch)
+    unseen = order[consumed:]
+    padding = -len(unseen) % new_world if round_up else 0
+    padded = unseen + order[:padding]  # the padding repeats the start of the order
+    rest = []
+    for rank in range(new_world):
+        sampler = DefaultSampler(range(n), seed=seed, round_up=round_up, rank=rank,
+                                 world_size=new_world)  # fmt: skip
+        sampler.set_epoch(epoch)
+        sampler.set_start_position(consumed)
+        mine = list(sampler)
+        assert mine == padded[rank::new_world]  # round robin over the rest
+        assert sampler.num_samples_from(consumed) == len(mine)
+        rest.extend(mine)
+    assert sorted(rest) == sorted(padded)  # each unseen sample once (plus the padding)
+
+
+@pytest.mark.parametrize("world", [1, 2, 3])
+def test_a_start_index_is_a_start_position_of_whole_rounds(world):
+    for rank in range(world):
+        by_index = DefaultSampler(range(11), seed=2, rank=rank, world_size=world)
+        by_position = DefaultSampler(range(11), seed=2, rank=rank, world_size=world)
+        by_index.set_start_index(2)
+        by_position.set_start_position(2 * world)
+        assert list(by_index) == list(by_position)
+        stream = InfiniteSampler(range(5), seed=3, rank=rank, world_size=world)
+        stream.set_start_index(4)
+        tail = take(stream, 9)
+        stream.set_start_position(4 * world)
+        assert take(stream, 9) == tail
+
+
+def test_a_pending_start_saved_by_other_ranks_keeps_its_place_in_the_shared_order():
+    saved = DefaultSampler(range(13), seed=4, rank=0, world_size=2)
+    saved.set_start_index(3)  # position 6 of the shared order
+    state = saved.state_dict()
+    resumed = DefaultSampler(range(13), seed=0, rank=1, world_size=3)
+    resumed.load_state_dict(state)  # no warning: only the dealing changes
+    assert list(resumed) == (perm(13, 4) + perm(13, 4)[:2])[6 + 1 :: 3]
+    resumed.set_start_position(7)  # not whole rounds of 3: saved as a position
+    assert resumed.state_dict()["start_position"] == 7
+    stream = InfiniteSampler(range(13), seed=4, rank=0, world_size=1)
+    stream.load_state_dict({**state, "start_position": 7})
+    assert take(stream, 3) == perm(13, 4)[7:10]
 
 
 # ---------------------------------------------------------------------------- InfiniteSampler
