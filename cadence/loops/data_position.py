@@ -15,13 +15,16 @@ import math
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils.data import DataLoader
 
 from ..dataset.loader_state import index_sampler
 from ..dist import get_world_size
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,7 @@ def layout_change_message(saved: Layout, now: Layout, auto_scale_lr: bool, exact
     return message
 
 
-def warn_if_changed(saved: Layout, dataloader: Any, runner: Any) -> None:
+def warn_if_changed(saved: Layout, dataloader: Any, runner: RunnerProtocol) -> None:
     """Warn (and log) when ``dataloader``'s layout is not the ``saved`` one."""
     now = loader_layout(dataloader)
     if saved == now:

@@ -19,11 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from torch.utils.data import DataLoader
 
-from ..dataset.loader_state import (
-    dataloader_state_dict,
-    index_sampler,
-    load_dataloader_state_dict,
-)
+from ..dataset.loader_state import dataloader_state_dict, index_sampler, load_dataloader_state_dict
 from ..registry import LOOPS
 from .base_loop import BaseLoop
 from .data_position import (
