@@ -143,7 +143,8 @@ class CheckpointHook(Hook):
         locally when ``out_dir`` is a URL)."""
         work_dir = runner.work_dir
         if self.out_dir is None or os.path.abspath(self.out_dir) == os.path.abspath(work_dir):
-            return runner.paths.stage(None, self.backend_args) or work_dir
+            runner.paths.add_options(self.backend_args)
+            return work_dir
         name = os.path.basename((runner.paths.remote_work_dir or work_dir).rstrip("/"))
         return str(runner.paths.stage(join_path(self.out_dir, name), self.backend_args))
 

@@ -61,9 +61,12 @@ class RunPaths:
         self.load_from = stage_url(self.storage, load_from)
         self.resume = stage_url(self.storage, resume)
 
-    def stage(self, value: Any, backend_args: Mapping[str, Any] | None = None) -> Any:
-        """``value`` with a URL replaced by its staged path (``backend_args``, if given,
-        join the storage options: one set per run)."""
+    def add_options(self, backend_args: Mapping[str, Any] | None) -> None:
+        """Join ``backend_args`` (a hook's, say) to the storage options: one set per run."""
         if backend_args:
             self.storage.backend_args.update(backend_args)
+
+    def stage(self, value: Any, backend_args: Mapping[str, Any] | None = None) -> Any:
+        """``value`` with a URL replaced by its staged path (see :meth:`add_options`)."""
+        self.add_options(backend_args)
         return stage_url(self.storage, value)
