@@ -213,7 +213,6 @@ def test_sharded_fsdp_checkpoints_go_to_the_bucket_and_resume_exactly(tmp_path, 
 def test_cli_plot_reads_a_run_in_the_bucket(tmp_path, s3, capsys):
     from cadence.cli import main
 
-    pytest.importorskip("matplotlib")
     run = s3.bucket() + "/run"
     hooks = dict(logger=dict(type="LoggerHook", interval=1))
     train_counting(toy_config(run, 1, default_hooks=hooks))

@@ -13,8 +13,6 @@ import pytest
 
 from cadence.dist.testing import run_distributed
 
-pytest.importorskip("deepspeed", reason="deepspeed not installed (pip install cadence[deepspeed])")
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reshard_cases  # noqa: E402
 
