@@ -83,9 +83,15 @@ def event_dirs(work_dir: Path) -> list[Path]:
 
 
 def scalar_steps(log_dir: Path, tag: str = "loss") -> list[int]:
+    """Every step recorded under ``tag``, sorted (duplicates kept).
+
+    TensorBoard reads a folder's event files in name order, and two files made in the same
+    second by one process sort by a counter compared as text ("10" < "9"), so the read order
+    of the two parts is not theirs to choose; TensorBoard plots by step.
+    """
     events = EventAccumulator(str(log_dir))
     events.Reload()
-    return [event.step for event in events.Scalars(tag)]
+    return sorted(event.step for event in events.Scalars(tag))
 
 
 def test_tensorboard_resumed_run_writes_into_the_same_log_dir(tmp_path):
