@@ -44,3 +44,38 @@ def test_a_rank_that_raises_releases_without_a_barrier_and_does_not_hang_its_pee
     assert "METRICS" not in out.stdout
     # the process-group timeout is 300 s: a rank waiting in a barrier would hold the job
     assert seconds < 120, f"{seconds:.0f} s"
+
+
+ZYGOTE = os.path.join(HERE, "api_exit_zygote.py")
+RUNS = 20
+
+
+@pytest.mark.dist
+def test_twenty_consecutive_api_runs_exit_cleanly(tmp_path):
+    """20 DDP runs (train, test, val) through the Python API, one after another, each rank in
+    a process that finalises normally: every one exits 0, prints nothing about termination
+    and has released its process group before the interpreter's teardown.
+
+    Each rank is a fork of a per-rank process that imported torch once (what torchrun
+    would start afresh costs 3-6 s per run); the environment is the one torchrun sets.
+    ``benchmarks/api_exit_soak.py`` runs the full 100 under torchrun itself.
+    """
+    ports = ",".join(str(free_port()) for _ in range(RUNS))
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    ranks = [
+        subprocess.Popen([sys.executable, ZYGOTE, str(rank), ports, str(tmp_path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        for rank in (0, 1)
+    ]  # fmt: skip
+    outputs = [rank.communicate(timeout=300) for rank in ranks]
+    for rank, (stdout, stderr) in enumerate(outputs):
+        assert ranks[rank].returncode == 0, stderr[-3000:]
+        statuses = [line.split()[2] for line in stdout.splitlines() if line.startswith("RUN ")]
+        assert statuses == ["0"] * RUNS, stdout
+    for run in range(RUNS):
+        for rank in (0, 1):
+            out, err = (tmp_path.joinpath(f"run{run}.rank{rank}.{s}").read_text()
+                        for s in ("out", "err"))  # fmt: skip
+            assert "terminate called" not in err and "Abort" not in err, (run, rank, err[-2000:])
+            assert f"METRICS rank={rank} True" in out, (run, rank, out)
+            assert out.rstrip().endswith("AT EXIT initialized=False"), (run, rank, out[-500:])
