@@ -204,6 +204,19 @@ class RemoteStorage:
             if n + MANIFEST_SUFFIX not in names and n.endswith((".pth", ".pt", ".ckpt"))
         )  # fmt: skip
 
+    def pull_file(self, path: str) -> bool:
+        """Replace staged file ``path`` by its remote copy; False when there is none (or
+        ``path`` is a plain local path)."""
+        url = self.remote(path)
+        if url is None:
+            return False
+        fs, inner = self._fs(url)
+        try:
+            _download(fs, inner, path)
+        except FileNotFoundError:
+            return False
+        return True
+
     def fetch(self, path: str) -> None:
         """Download what the staged copy of checkpoint ``path`` lacks (its manifest, file
         and companion files), as the remote manifest lists them."""

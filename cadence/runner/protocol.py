@@ -149,6 +149,10 @@ class RunnerProtocol(Protocol):
     def experiment_name(self) -> str | None:
         """The experiment's name (the config's stem and timestamp by default)."""
 
+    @property
+    def timestamp(self) -> str | None:
+        """When this run started, ``YYYYmmdd_HHMMSS`` (None before it is set up)."""
+
     # ---------------------------------------------------------- distribution
     @property
     def rank(self) -> int:

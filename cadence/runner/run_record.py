@@ -1,0 +1,138 @@
+"""``run.json``: a record of every run of a work dir (what ran, where, from which code).
+
+Rank 0 appends one record each time ``train`` starts, resumed runs included; a
+dirty git tree's diff is saved beside it as ``run-<timestamp>.diff``. Nothing here
+may stop a run: a fact that cannot be read is recorded as ``None``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from importlib import metadata
+from typing import Any
+
+import torch
+
+from ..version import __version__
+from .protocol import RunnerProtocol
+
+RECORD_FILE = "run.json"
+#: Environment variables that change how training runs, recorded with their values.
+ENV_PREFIXES = ("CUDA_", "NCCL_", "OMP_", "MKL_", "TORCH_", "PYTORCH_", "CUBLAS_", "CUDNN_")
+
+
+def _git(directory: str, *args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=directory, capture_output=True,
+                             text=True, timeout=10, check=True)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout
+
+
+def git_state(directory: str) -> tuple[dict[str, Any], str]:
+    """``({commit, dirty, untracked}, diff)`` of the checkout holding ``directory``
+    (``commit`` None outside one; ``diff`` is ``git diff HEAD``, empty when clean)."""
+    commit = _git(directory, "rev-parse", "HEAD")
+    if commit is None:
+        return {"commit": None, "dirty": None, "untracked": []}, ""
+    status = _git(directory, "status", "--porcelain") or ""
+    lines = status.splitlines()
+    untracked = sorted(line[3:] for line in lines if line.startswith("?? "))
+    diff = _git(directory, "diff", "HEAD", "--binary") or ""
+    dirty = any(not line.startswith("?? ") for line in lines)
+    return {"commit": commit.strip(), "dirty": dirty, "untracked": untracked}, diff
+
+
+def installed_packages() -> list[str]:
+    """``name==version`` of every installed distribution, sorted (``pip freeze``'s facts,
+    read without starting pip)."""
+    found = {
+        f"{dist.metadata['Name']}=={dist.version}"
+        for dist in metadata.distributions()
+        if dist.metadata and dist.metadata["Name"]
+    }
+    return sorted(found, key=str.lower)
+
+
+def training_env() -> dict[str, str]:
+    """The environment variables (by :data:`ENV_PREFIXES`) that affect training."""
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)}
+
+
+def make_record(
+    runner: RunnerProtocol, git: dict[str, Any], diff_file: str | None
+) -> dict[str, Any]:
+    """The record of this start of ``runner``'s training."""
+    return {
+        "experiment": runner.experiment_name,
+        "timestamp": runner.timestamp,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "versions": {
+            "cadence": __version__, "torch": torch.__version__,
+            "python": platform.python_version(),
+            "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
+        },  # fmt: skip
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "world_size": runner.world_size,
+        "strategy": type(runner.strategy).__name__,
+        "seed": runner.seed,
+        "start": {"epoch": runner.epoch, "iter": runner.iter},
+        "resumed": runner.iter > 0,
+        "git": {**git, "diff_file": diff_file},
+        "command": list(getattr(sys, "orig_argv", sys.argv)),
+        "cwd": os.getcwd(),
+        "env": training_env(),
+        "packages": installed_packages(),
+    }
+
+
+def _previous_records(path: str) -> list[dict[str, Any]]:
+    """The records already in ``path``; an unreadable file is kept aside with a warning."""
+    if not os.path.isfile(path):
+        return []
+    try:
+        with open(path, encoding="utf-8") as file:
+            records = json.load(file)
+        if isinstance(records, list):
+            return records
+    except (OSError, ValueError):
+        pass
+    aside = f"{path}.unreadable-{int(time.time())}"
+    os.replace(path, aside)
+    warnings.warn(f"{path} was not a list of run records; kept as {aside}", stacklevel=3)
+    return []
+
+
+def append_run_record(runner: RunnerProtocol) -> str | None:
+    """Append this run's record to ``<work_dir>/run.json`` (rank 0; others do nothing);
+    return the file's path. A remote work dir's records are pulled first and pushed back."""
+    if runner.rank != 0:
+        return None
+    work_dir = runner.work_dir
+    path = os.path.join(work_dir, RECORD_FILE)
+    storage = runner.paths.storage
+    storage.pull_file(path)
+    git, diff = git_state(os.getcwd())
+    diff_file = None
+    if diff:
+        diff_file = f"run-{runner.timestamp}.diff"
+        with open(os.path.join(work_dir, diff_file), "w", encoding="utf-8") as file:
+            file.write(diff)
+        storage.push_file(os.path.join(work_dir, diff_file))
+    records = _previous_records(path)
+    records.append(make_record(runner, git, diff_file))
+    temporary = f"{path}.tmp"
+    with open(temporary, "w", encoding="utf-8") as file:
+        json.dump(records, file, indent=1, default=str)
+    os.replace(temporary, path)
+    storage.push_file(path)
+    return path
