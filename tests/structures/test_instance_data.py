@@ -151,3 +151,16 @@ def test_cat_refuses_other_keys_empty_lists_and_other_types():
 def test_iterating_yields_single_instances():
     inst = InstanceData(scores=torch.tensor([1.0, 2.0, 3.0]))
     assert [each.scores.tolist() for each in inst] == [[1.0], [2.0], [3.0]]
+
+
+def test_data_samples_pass_through_collate_and_the_data_preprocessor():
+    from cadence.dataset import default_collate, pseudo_collate
+    from cadence.model import BaseDataPreprocessor
+
+    samples = [dict(inputs=torch.ones(3), data_samples=_instances()) for _ in range(2)]
+    for collate in (pseudo_collate, default_collate):
+        batch = BaseDataPreprocessor()(collate(samples))
+        moved = batch["data_samples"]
+        assert isinstance(moved, list) and len(moved) == 2
+        assert all(isinstance(each, InstanceData) and len(each) == 2 for each in moved)
+        assert moved[0].names == ["cat", "dog"] and moved[0].img_shape == (800, 1196, 3)
