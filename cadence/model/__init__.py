@@ -1,4 +1,4 @@
-"""Models: BaseModel, data preprocessors, weight initialisation, plain-module adapter."""
+"""Models: BaseModel, data preprocessors, weight initialisation, plain-module adapter, helpers."""
 
 from .adapter import as_cadence_model
 from .averaged_model import (
@@ -8,8 +8,15 @@ from .averaged_model import (
     StochasticWeightAverage,
 )
 from .base_model import BaseModel, build_data_preprocessor, parse_losses
-from .base_module import BaseModule
-from .data_preprocessor import BaseDataPreprocessor, ImgDataPreprocessor, stack_batch
+from .base_module import BaseModule, ModuleDict, ModuleList, Sequential
+from .data_preprocessor import BaseDataPreprocessor, ImgDataPreprocessor
+from .utils import (
+    convert_sync_batchnorm,
+    detect_anomalous_params,
+    merge_dict,
+    revert_sync_batchnorm,
+    stack_batch,
+)
 from .weight_init import (
     BaseInit,
     Caffe2XavierInit,
@@ -23,6 +30,7 @@ from .weight_init import (
     bias_init_with_prob,
     initialize,
 )
+from .wrappers import is_model_wrapper
 
 __all__ = [
     "BaseAveragedModel", "ExponentialMovingAverage", "MomentumAnnealingEMA",
@@ -31,4 +39,6 @@ __all__ = [
     "ConstantInit", "ImgDataPreprocessor", "KaimingInit", "NormalInit", "PretrainedInit",
     "TruncNormalInit", "UniformInit", "XavierInit", "as_cadence_model", "bias_init_with_prob",
     "build_data_preprocessor", "initialize", "parse_losses", "stack_batch",
+    "ModuleDict", "ModuleList", "Sequential", "convert_sync_batchnorm", "detect_anomalous_params",
+    "is_model_wrapper", "merge_dict", "revert_sync_batchnorm",
 ]  # fmt: skip

@@ -1,16 +1,25 @@
-"""BaseModule: an ``nn.Module`` whose weights are initialised from ``init_cfg``."""
+"""BaseModule: an ``nn.Module`` whose weights are initialised from ``init_cfg``.
+
+Also mmengine's containers with their own ``init_cfg``: :class:`Sequential`,
+:class:`ModuleList` and :class:`ModuleDict`.
+"""
 
 from __future__ import annotations
 
 import copy
 import logging
 from abc import ABCMeta
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from torch import nn
 
 from ..logging import print_log
 from .weight_init import initialize
+
+#: ``init_cfg``: one initializer config, a list of them, or None.
+InitCfg = dict[str, Any] | list[dict[str, Any]] | None
 
 
 def _is_pretrained(cfg: dict[str, Any]) -> bool:
@@ -76,3 +85,40 @@ class BaseModule(nn.Module, metaclass=ABCMeta):
     def __repr__(self) -> str:
         text = super().__repr__()
         return f"{text}\ninit_cfg={self.init_cfg}" if self.init_cfg else text
+
+
+class Sequential(BaseModule, nn.Sequential):
+    """``nn.Sequential`` with its own ``init_cfg``: its layers initialise apart from the parent's.
+
+    ``Sequential(conv, relu, init_cfg=dict(type='Constant', layer='Conv2d', val=1))``.
+    """
+
+    def __init__(self, *args: nn.Module, init_cfg: InitCfg = None) -> None:
+        BaseModule.__init__(self, init_cfg)  # nn.Module set up once, through the MRO
+        layers = args[0].items() if len(args) == 1 and isinstance(args[0], OrderedDict) else None
+        for name, layer in layers if layers is not None else enumerate(args):
+            self.add_module(str(name), layer)
+
+
+class ModuleList(BaseModule, nn.ModuleList):
+    """``nn.ModuleList`` with its own ``init_cfg`` for the modules it holds."""
+
+    def __init__(
+        self, modules: Iterable[nn.Module] | None = None, init_cfg: InitCfg = None
+    ) -> None:
+        BaseModule.__init__(self, init_cfg)
+        if modules is not None:
+            self.extend(modules)
+
+
+class ModuleDict(BaseModule, nn.ModuleDict):
+    """``nn.ModuleDict`` with its own ``init_cfg`` for the modules it holds."""
+
+    def __init__(
+        self,
+        modules: Mapping[str, nn.Module] | None = None,
+        init_cfg: InitCfg = None,
+    ) -> None:
+        BaseModule.__init__(self, init_cfg)
+        if modules is not None:
+            self.update(modules)

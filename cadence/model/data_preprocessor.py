@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..registry import MODELS
+from .utils import stack_batch
 
 
 def _target_device(*args: Any, **kwargs: Any) -> torch.device | None:
@@ -122,42 +123,6 @@ def _rebuild_mapping(original: Mapping[Any, Any], moved: dict[Any, Any]) -> Any:
         return type(original)(moved)  # type: ignore[call-arg]
     except Exception:  # noqa: BLE001 - a mapping type that cannot be built from a dict
         return moved
-
-
-def stack_batch(
-    tensors: Sequence[torch.Tensor], pad_size_divisor: int = 1, pad_value: float = 0
-) -> torch.Tensor:
-    """Stack same-rank tensors, padding every dim but the first at its end.
-
-    Each padded dim is the batch maximum rounded up to a multiple of
-    ``pad_size_divisor``.
-    """
-    if not isinstance(tensors, (list, tuple)) or not tensors:
-        raise TypeError("stack_batch expects a non-empty list of tensors")
-    ranks = {t.dim() for t in tensors}
-    if len(ranks) != 1:
-        raise ValueError(
-            f"stack_batch expects tensors of one rank, got ranks {[t.dim() for t in tensors]}"
-        )
-    shapes = [tuple(t.shape) for t in tensors]
-    target = [
-        max(shape[d] for shape in shapes)
-        if d == 0
-        else math.ceil(max(shape[d] for shape in shapes) / pad_size_divisor) * pad_size_divisor
-        for d in range(len(shapes[0]))
-    ]
-    padded = []
-    for tensor, shape in zip(tensors, shapes):
-        if shape[0] != target[0]:
-            raise ValueError(
-                f"stack_batch pads all dims but the first; first dims differ: "
-                f"{[s[0] for s in shapes]}"
-            )
-        pad: list[int] = []
-        for d in reversed(range(1, len(shape))):
-            pad += [0, target[d] - shape[d]]
-        padded.append(F.pad(tensor, pad, value=pad_value) if any(pad) else tensor)
-    return torch.stack(padded)
 
 
 @MODELS.register_module()

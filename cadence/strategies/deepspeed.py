@@ -22,7 +22,7 @@ from torch import nn
 from ..checkpoint.files import safe_torch_load
 from ..checkpoint.weights import model_weights
 from ..model.base_model import run_train_step
-from ..registry import OPTIM_WRAPPERS, STRATEGIES
+from ..registry import MODEL_WRAPPERS, OPTIM_WRAPPERS, STRATEGIES
 from .deepspeed_universal import load_resharded, partitions_differ, saved_world_size
 from .distributed import DistributedStrategy
 
@@ -152,6 +152,7 @@ class DeepSpeedOptimWrapper:
         """Restored by the engine's checkpoint."""
 
 
+@MODEL_WRAPPERS.register_module()  # so that is_model_wrapper knows it
 class DeepSpeedEngineWrapper(nn.Module):
     """Runs cadence's model contract (train/val/test_step) through a DeepSpeed engine."""
 

@@ -1,0 +1,40 @@
+"""``is_model_wrapper``: whether a module wraps the user's model (and has it as ``.module``)."""
+
+from __future__ import annotations
+
+import sys
+
+from torch import nn
+from torch.nn.parallel import DataParallel, DistributedDataParallel
+
+from ...registry import MODEL_WRAPPERS, Registry
+
+
+def _torch_wrappers() -> tuple[type, ...]:
+    """torch's wrappers: DataParallel, DDP and, once torch's FSDP module is loaded, FSDP."""
+    found: list[type] = [DataParallel, DistributedDataParallel]
+    fsdp = sys.modules.get("torch.distributed.fsdp")  # a model wrapped in FSDP has loaded it
+    fsdp_class = getattr(fsdp, "FullyShardedDataParallel", None)
+    if isinstance(fsdp_class, type):
+        found.append(fsdp_class)
+    return tuple(found)
+
+
+def _registered(registry: Registry) -> tuple[type, ...]:
+    """The classes registered in ``registry`` and in its children, recursively."""
+    found = [obj for obj in registry.module_dict.values() if isinstance(obj, type)]
+    for child in registry.children.values():
+        found.extend(_registered(child))
+    return tuple(found)
+
+
+def is_model_wrapper(model: nn.Module, registry: Registry = MODEL_WRAPPERS) -> bool:
+    """Whether ``model`` is a model wrapper, whose ``.module`` is the wrapped model.
+
+    Wrappers are torch's ``DataParallel``, ``DistributedDataParallel`` and
+    ``FullyShardedDataParallel`` (and subclasses), and every class registered in
+    ``registry`` (``MODEL_WRAPPERS`` and its children: cadence's DDP and DeepSpeed
+    wrappers, and your own). A module sharded in place by FSDP2's ``fully_shard``
+    is the model itself, not a wrapper.
+    """
+    return isinstance(model, _torch_wrappers()) or isinstance(model, _registered(registry))
