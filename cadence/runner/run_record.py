@@ -76,9 +76,11 @@ def make_record(
         "timestamp": runner.timestamp,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "versions": {
-            "cadence": __version__, "torch": torch.__version__,
+            "cadence": __version__,
+            "torch": torch.__version__,
             "python": platform.python_version(),
-            "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
+            "cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version(),
         },  # fmt: skip
         "host": socket.gethostname(),
         "platform": platform.platform(),
@@ -136,3 +138,21 @@ def append_run_record(runner: RunnerProtocol) -> str | None:
     os.replace(temporary, path)
     storage.push_file(path)
     return path
+
+
+SUMMARY_FILE = "model_summary.txt"
+
+
+def record_run_start(runner: RunnerProtocol) -> None:
+    """At the start of ``train``: log the model's size in one line, and (rank 0) write the
+    full summary table to ``<work_dir>/model_summary.txt`` and append to ``run.json``."""
+    from ..model.summary import summary_line, summary_table
+
+    model = runner.strategy.unwrap(runner.model)
+    runner.logger.info(f"{summary_line(model)} (table: {SUMMARY_FILE})")
+    if runner.rank == 0:
+        path = os.path.join(runner.work_dir, SUMMARY_FILE)
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(summary_table(model) + "\n")
+        runner.paths.storage.push_file(path)
+    append_run_record(runner)

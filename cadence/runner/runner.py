@@ -27,7 +27,7 @@ from .hook_manager import HookManager, as_list, merge_default_hooks
 from .lifecycle import register_exit_release, released_on_error
 from .paths import RunPaths, check_url_keys
 from .persistence import PersistenceMixin
-from .run_record import append_run_record
+from .run_record import record_run_start
 from .setup import build_visualizer, default_setup, sync_timestamp, warn_misspelled_keys
 from .work_dir_lock import WorkDirLock, lock_for_training
 
@@ -314,7 +314,7 @@ class Runner(PersistenceMixin):
         self.call_hook("before_run")
         self._init_weights()
         self.load_or_resume()
-        append_run_record(self)
+        record_run_start(self)
         self.optim_wrapper.initialize_count_status(
             self.model, self._train_loop.iter, self._train_loop.max_iters
         )

@@ -9,7 +9,7 @@ import subprocess
 import numpy
 import pytest
 import torch
-from runner_toys import toy_config, train_counting
+from runner_toys import log_text, toy_config, train_counting
 
 
 def git(repo, *args: str) -> str:
@@ -40,8 +40,13 @@ def records(work_dir) -> list[dict]:
         return json.load(file)
 
 
-def test_a_run_records_versions_code_environment_and_seed(tmp_path, checkout):
+def test_a_run_records_versions_code_environment_seed_and_model_size(tmp_path, checkout):
     runner, _ = train_counting(toy_config(tmp_path / "work", 1))
+    table = (tmp_path / "work" / "model_summary.txt").read_text().splitlines()
+    # ToyClassifier: backbone Linear(8, 32) + BatchNorm1d(32), head Linear(32, 4)
+    assert [line.split()[:3] for line in table if line.startswith(("backbone", "head"))] == [
+        ["backbone", "Sequential", "352"], ["head", "Linear", "132"]]  # fmt: skip
+    assert "ToyClassifier: 484 parameters (484 trainable)" in log_text(runner)
     (record,) = records(runner.work_dir)
     assert record["versions"]["torch"] == torch.__version__
     assert record["world_size"] == 1 and record["seed"] == 3  # toy_config's seed
