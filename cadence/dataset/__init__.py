@@ -1,6 +1,7 @@
 """Data: datasets and their wrappers, collate functions, resumable samplers, worker seeding
 and the dataloader builder."""
 
+from ..registry import FUNCTIONS
 from ..transforms import Compose
 from .base_dataset import BaseDataset, force_full_init
 from .builder import SlicedDataset, build_dataloader
@@ -14,9 +15,14 @@ from .worker import SampleIndex, WorkerSeeder, batch_seed, worker_init_fn, worke
 from .worker_signals import ShieldedWorkerInit, shield_worker_signals
 from .wrappers import ClassBalancedDataset, ConcatDataset, RepeatDataset
 
+#: mmengine's names: ``COLLATE_FUNCTIONS`` is the ``FUNCTIONS`` registry, and
+#: ``default_worker_init_fn`` is ``worker_init_fn``.
+COLLATE_FUNCTIONS = FUNCTIONS
+default_worker_init_fn = worker_init_fn
+
 __all__ = [
     "BaseDataset", "ClassBalancedDataset", "Compose", "ConcatDataset", "RepeatDataset",
-    "force_full_init",
+    "COLLATE_FUNCTIONS", "default_worker_init_fn", "force_full_init",
     "DataLoaderTimeoutError", "DefaultSampler", "DescribesIndex", "ExplainedDataLoader",
     "InfiniteSampler", "MultigridSchedule", "ShortCycleBatchSampler", "SampleIndex",
     "ShieldedWorkerInit", "SlicedDataset", "WorkerSeeder", "batch_seed", "build_dataloader",

@@ -79,3 +79,12 @@ def test_compose_repr_lists_one_transform_per_line():
     assert repr(Compose([AddOne("a"), AddOne("b")])) == (
         "Compose(\n    AddOne(key=a)\n    AddOne(key=b)\n)"
     )
+
+
+def test_mmcv_base_layer_names_exist():
+    import cadence.transforms as transforms
+
+    for name in ("BaseTransform", "Compose", "KeyMapper", "RandomChoice", "RandomApply",
+                 "TransformBroadcaster", "cache_randomness", "cache_random_params",
+                 "avoid_cache_randomness"):  # fmt: skip
+        assert name in transforms.__all__, name
