@@ -70,7 +70,7 @@ STRATEGIES = _root("strategy", "cadence.strategies")
 
 DATASETS = _root("dataset", "cadence.dataset")
 DATA_SAMPLERS = _root("data sampler", "cadence.dataset")
-TRANSFORMS = _root("transform", "cadence.dataset")
+TRANSFORMS = _root("transform", "cadence.transforms")
 FUNCTIONS = _root("function", "cadence.dataset")
 
 MODELS = _root("model", "cadence.model", build_func=build_model_from_cfg)
