@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from .check import add_check_command
 from .common import CliError
 from .listing import add_list_command
+from .lr_find import add_lr_find_command
 from .print_config import add_print_config_command
 from .publish import add_publish_command
 from .run import add_run_commands
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_plot_command(sub)
     add_publish_command(sub)
+    add_lr_find_command(sub)
     for command in sub.choices.values():  # `cadence train --debug cfg.py` works too
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help="show tracebacks on errors")  # fmt: skip
