@@ -10,17 +10,17 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .draw_utils import (
+from .utils import (
     array_or_tensor,
     blend,
-    canvas_rgb,
     check_type,
     check_type_and_length,
-    color_matplotlib,
-    color_rgb255,
-    expand,
-    heatmap,
-    to_ndarray,
+    color_str2rgb,
+    color_val_matplotlib,
+    convert_overlay_heatmap,
+    img_from_canvas,
+    tensor2ndarray,
+    value2list,
 )
 
 Number = int | float
@@ -89,7 +89,7 @@ class DrawingMixin:
         import numpy as np
 
         assert image is not None, "set_image needs an image, got None"
-        image = np.asarray(to_ndarray(image)).astype("uint8")
+        image = np.asarray(tensor2ndarray(image)).astype("uint8")
         self._image = image
         self.width, self.height = int(image.shape[1]), int(image.shape[0])
         self._default_font_size = max(np.sqrt(self.height * self.width) // 90, 10)
@@ -103,8 +103,7 @@ class DrawingMixin:
     def get_image(self) -> Any:
         """The drawn image: an RGB uint8 array of the size of the image set."""
         self._require_image()
-        self.fig_save_canvas.draw()
-        return canvas_rgb(self.fig_save_canvas)
+        return img_from_canvas(self.fig_save_canvas)
 
     def _require_image(self) -> None:
         assert self._image is not None, "Please set image using `set_image`"
@@ -126,7 +125,7 @@ class DrawingMixin:
 
     def _clamp_widths(self, line_widths: Any, count: int) -> list[float]:
         """Line widths kept within [1, font size / 4], as mmengine draws them."""
-        widths = expand(line_widths, (int, float), count)
+        widths = value2list(line_widths, (int, float), count)
         return [min(max(width, 1), self._default_font_size / 4) for width in widths]
 
     def draw_points(
@@ -139,16 +138,16 @@ class DrawingMixin:
         """Draw points at ``positions`` ((N, 2) or (2,)); ``sizes`` in points^2."""
         self._require_image()
         check_type("positions", positions, array_or_tensor())
-        positions = to_ndarray(positions)
+        positions = tensor2ndarray(positions)
         if positions.ndim == 1:
             positions = positions[None]
         assert positions.shape[-1] == 2, (
             f"The shape of `positions` should be (N, 2), but got {positions.shape}"
         )
-        color = color_matplotlib(colors)
+        color = color_val_matplotlib(colors)
         color = [color] if isinstance(color, tuple) else color  # one RGB, not values to map
         self.ax_save.scatter(positions[:, 0], positions[:, 1], c=color,
-                             s=to_ndarray(sizes), marker=marker)  # fmt: skip
+                             s=tensor2ndarray(sizes), marker=marker)  # fmt: skip
         return self
 
     def draw_texts(
@@ -176,7 +175,7 @@ class DrawingMixin:
         texts = [texts] if isinstance(texts, str) else texts
         count = len(texts)
         check_type("positions", positions, array_or_tensor())
-        positions = to_ndarray(positions)
+        positions = tensor2ndarray(positions)
         if positions.ndim == 1:
             positions = positions[None]
         assert positions.shape == (count, 2), (
@@ -199,8 +198,8 @@ class DrawingMixin:
                 styles[name] = [None] * count
                 continue
             check_type_and_length(name, value, valid, count)
-            styles[name] = expand(value, single, count)
-        styles["colors"] = color_matplotlib(styles["colors"])
+            styles[name] = value2list(value, single, count)
+        styles["colors"] = color_val_matplotlib(styles["colors"])
         for i, (x, y) in enumerate(positions.tolist()):
             self.ax_save.text(
                 x, y, texts[i], size=styles["font_sizes"][i], bbox=styles["bboxes"][i],
@@ -227,14 +226,14 @@ class DrawingMixin:
         self._require_image()
         check_type("x_datas", x_datas, array_or_tensor())
         check_type("y_datas", y_datas, array_or_tensor())
-        x_datas, y_datas = to_ndarray(x_datas), to_ndarray(y_datas)
+        x_datas, y_datas = tensor2ndarray(x_datas), tensor2ndarray(y_datas)
         assert x_datas.shape == y_datas.shape, "`x_datas` and `y_datas` should have the same shape"
         assert x_datas.shape[-1] == 2, (
             f"The shape of `x_datas` should be (N, 2), but got {x_datas.shape}"
         )
         lines = np.concatenate((x_datas.reshape(-1, 2, 1), y_datas.reshape(-1, 2, 1)), axis=-1)
         self._warn_outside(lines, "line")
-        collection = LineCollection(lines.tolist(), colors=color_matplotlib(colors),
+        collection = LineCollection(lines.tolist(), colors=color_val_matplotlib(colors),
                                     linestyles=line_styles, linewidths=line_widths)  # fmt: skip
         self.ax_save.add_collection(collection)
         return self
@@ -257,7 +256,7 @@ class DrawingMixin:
         self._require_image()
         check_type("center", center, array_or_tensor())
         check_type("radius", radius, array_or_tensor())
-        center, radius = to_ndarray(center), np.asarray(to_ndarray(radius)).reshape(-1)
+        center, radius = tensor2ndarray(center), np.asarray(tensor2ndarray(radius)).reshape(-1)
         if center.ndim == 1:
             center = center[None]
         assert center.shape == (radius.shape[0], 2), (
@@ -268,8 +267,8 @@ class DrawingMixin:
         self._warn_outside(center, "circle", inside)
         circles = [Circle(tuple(c), r) for c, r in zip(center.tolist(), radius.tolist())]
         collection = PatchCollection(
-            circles, alpha=alpha, facecolors=color_matplotlib(face_colors),
-            edgecolors=color_matplotlib(edge_colors), linestyles=line_styles,
+            circles, alpha=alpha, facecolors=color_val_matplotlib(face_colors),
+            edgecolors=color_val_matplotlib(edge_colors), linestyles=line_styles,
             linewidths=self._clamp_widths(line_widths, len(circles)),
         )  # fmt: skip
         self.ax_save.add_collection(collection)
@@ -289,7 +288,7 @@ class DrawingMixin:
 
         self._require_image()
         check_type("bboxes", bboxes, array_or_tensor())
-        bboxes = to_ndarray(bboxes)
+        bboxes = tensor2ndarray(bboxes)
         if bboxes.ndim == 1:
             bboxes = bboxes[None]
         assert bboxes.shape[-1] == 4, (
@@ -324,12 +323,12 @@ class DrawingMixin:
             assert polygon.shape[1] == 2, (
                 f"The shape of each polygon in `polygons` should be (M, 2), but got {polygon.shape}"
             )
-        polygons = [to_ndarray(polygon) for polygon in polygons]
+        polygons = [tensor2ndarray(polygon) for polygon in polygons]
         for polygon in polygons:
             self._warn_outside(polygon, "polygon")
         collection = PolyCollection(
-            polygons, alpha=alpha, facecolor=color_matplotlib(face_colors),
-            edgecolors=color_matplotlib(edge_colors), linestyles=line_styles,
+            polygons, alpha=alpha, facecolor=color_val_matplotlib(face_colors),
+            edgecolors=color_val_matplotlib(edge_colors), linestyles=line_styles,
             linewidths=self._clamp_widths(line_widths, len(polygons)),
         )  # fmt: skip
         self.ax_save.add_collection(collection)
@@ -347,7 +346,7 @@ class DrawingMixin:
 
         self._require_image()
         check_type("binary_masks", binary_masks, array_or_tensor())
-        masks = to_ndarray(binary_masks)
+        masks = tensor2ndarray(binary_masks)
         assert masks.dtype == np.bool_, (
             f"The dtype of binary_masks should be np.bool_, but got {masks.dtype}"
         )
@@ -359,9 +358,9 @@ class DrawingMixin:
         )
         count = masks.shape[0]
         check_type_and_length("colors", colors, (str, tuple, list), count)
-        rgbs = [color_rgb255(color) for color in expand(colors, (str, tuple), count)]
+        rgbs = [color_str2rgb(color) for color in value2list(colors, (str, tuple), count)]
         check_type_and_length("alphas", alphas, (int, float, list), count)
-        for mask, rgb, alpha in zip(masks, rgbs, expand(alphas, (int, float), count)):
+        for mask, rgb, alpha in zip(masks, rgbs, value2list(alphas, (int, float), count)):
             tinted = image.copy()
             tinted[mask] = rgb
             image = blend(image, tinted, alpha)
@@ -379,7 +378,7 @@ class DrawingMixin:
         resize_shape: tuple[int, int] | None = None,
         alpha: float = 0.5,
     ) -> Any:
-        """A feature map ((C, H, W) tensor) as an RGB jet heatmap, blended onto
+        """A feature map ((C, H, W) tensor) as an RGB jet convert_overlay_heatmap, blended onto
         ``overlaid_image`` (RGB or gray) when given.
 
         ``channel_reduction``: ``'squeeze_mean'`` (mean of the channels) or
@@ -397,7 +396,7 @@ class DrawingMixin:
         )
         assert featmap.ndim == 3, f"Input dimension must be 3, but got {featmap.ndim}"
         featmap = featmap.detach().cpu().float()
-        image = None if overlaid_image is None else np.asarray(to_ndarray(overlaid_image))
+        image = None if overlaid_image is None else np.asarray(tensor2ndarray(overlaid_image))
         if image is not None and image.ndim == 2:
             image = np.repeat(image[:, :, None], 3, axis=2)
         if image is not None and tuple(image.shape[:2]) != tuple(featmap.shape[1:]):
@@ -423,14 +422,14 @@ class DrawingMixin:
                 reduced = featmap[torch.topk(featmap.sum(dim=(1, 2)), 1).indices]
             else:
                 reduced = featmap.mean(dim=0)
-            return heatmap(reduced, image, alpha)
+            return convert_overlay_heatmap(reduced, image, alpha)
         if topk <= 0:
             assert featmap.shape[0] in (1, 3), (
                 "The input tensor channel dimension must be 1 or 3 when topk is less than 1, "
                 f"but the channel dimension you input is {featmap.shape[0]}, you can use the "
                 "channel_reduction parameter or set topk greater than 0 to solve the error"
             )
-            return heatmap(featmap, image, alpha)
+            return convert_overlay_heatmap(featmap, image, alpha)
         return _featmap_grid(featmap, image, topk, arrangement, alpha)
 
 
@@ -464,9 +463,8 @@ def _featmap_grid(
         axes = figure.add_subplot(rows, cols, i + 1)
         axes.axis("off")
         axes.text(2, 15, f"channel: {int(indices[i])}", fontsize=10)
-        axes.imshow(heatmap(featmap[indices[i]], image, alpha))
-    canvas.draw()
-    return canvas_rgb(canvas)
+        axes.imshow(convert_overlay_heatmap(featmap[indices[i]], image, alpha))
+    return img_from_canvas(canvas)
 
 
 __all__ = ["DrawingMixin"]

@@ -1,4 +1,5 @@
-"""Argument checks, colours and heatmaps shared by the drawing methods.
+"""Argument checks, colours and heatmaps of the drawing methods, under the names
+``mmengine.visualization.utils`` gives them (task visualizers import them).
 
 numpy and matplotlib are imported inside the functions that need them.
 """
@@ -11,7 +12,7 @@ from typing import Any
 Color = str | tuple[int, int, int]
 
 
-def to_ndarray(value: Any) -> Any:
+def tensor2ndarray(value: Any) -> Any:
     """``value`` as a numpy array when it is a torch tensor, else unchanged."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.Tensor):
@@ -25,21 +26,26 @@ def check_type(name: str, value: Any, valid_type: type | tuple[type, ...]) -> No
         raise TypeError(f"`{name}` should be {valid_type}  but got {type(value)}")
 
 
-def check_type_and_length(
-    name: str, value: Any, valid_type: type | tuple[type, ...], length: int
-) -> None:
-    """As :func:`check_type`; a list must also hold at least ``length`` items
-    (``AssertionError`` otherwise)."""
-    check_type(name, value, valid_type)
-    if isinstance(value, list) and len(value) < length:
+def check_length(name: str, value: Any, valid_length: int) -> None:
+    """``AssertionError`` when ``value`` is a list of fewer than ``valid_length`` items."""
+    if isinstance(value, list) and len(value) < valid_length:
         raise AssertionError(
-            f"The length of {name} must equal with or greater than {length}, but got {len(value)}"
+            f"The length of {name} must equal with or greater than {valid_length}, "
+            f"but got {len(value)}"
         )
 
 
-def expand(value: Any, single: type | tuple[type, ...], length: int) -> Any:
-    """``[value] * length`` when ``value`` is one ``single`` item, else ``value``."""
-    return [value] * length if isinstance(value, single) else value
+def check_type_and_length(
+    name: str, value: Any, valid_type: type | tuple[type, ...], valid_length: int
+) -> None:
+    """:func:`check_type` and :func:`check_length`."""
+    check_type(name, value, valid_type)
+    check_length(name, value, valid_length)
+
+
+def value2list(value: Any, valid_type: type | tuple[type, ...], expand_dim: int) -> Any:
+    """``[value] * expand_dim`` when ``value`` is one ``valid_type`` item, else ``value``."""
+    return [value] * expand_dim if isinstance(value, valid_type) else value
 
 
 def array_or_tensor() -> tuple[type, ...]:
@@ -50,7 +56,7 @@ def array_or_tensor() -> tuple[type, ...]:
     return (np.ndarray,) if torch is None else (np.ndarray, torch.Tensor)
 
 
-def color_matplotlib(colors: Any) -> Any:
+def color_val_matplotlib(colors: Any) -> Any:
     """Colours as matplotlib reads them: names and hex strings stay, RGB tuples in
     0..255 become 0..1 floats; lists are converted item by item."""
     if isinstance(colors, str):
@@ -59,11 +65,11 @@ def color_matplotlib(colors: Any) -> Any:
         _check_rgb(colors)
         return tuple(channel / 255 for channel in colors)
     if isinstance(colors, list):
-        return [color_matplotlib(color) for color in colors]
+        return [color_val_matplotlib(color) for color in colors]
     raise TypeError(f"Invalid type for color: {type(colors)}")
 
 
-def color_rgb255(color: Color) -> tuple[int, int, int]:
+def color_str2rgb(color: Color) -> tuple[int, int, int]:
     """``color`` (a matplotlib name/hex or an RGB tuple in 0..255) as an RGB tuple in 0..255."""
     if isinstance(color, str):
         from matplotlib.colors import to_rgb
@@ -87,9 +93,9 @@ def blend(image: Any, overlay: Any, alpha: float) -> Any:
     return np.clip(np.rint(mixed), 0, 255).astype(np.uint8)
 
 
-def heatmap(feat_map: Any, image: Any = None, alpha: float = 0.5) -> Any:
+def convert_overlay_heatmap(feat_map: Any, img: Any = None, alpha: float = 0.5) -> Any:
     """A (H, W) or (1|3, H, W) feature map as an RGB jet heatmap (uint8), blended onto
-    the RGB ``image`` with weight ``alpha`` when one is given.
+    the RGB image ``img`` with weight ``alpha`` when one is given.
 
     Values are stretched min-max to 0..255 (a constant map is all 0); three channels
     are reduced to one with the BGR-to-gray weights first.
@@ -97,7 +103,7 @@ def heatmap(feat_map: Any, image: Any = None, alpha: float = 0.5) -> Any:
     import numpy as np
     from matplotlib import colormaps
 
-    values = to_ndarray(feat_map)
+    values = tensor2ndarray(feat_map)
     if not (values.ndim == 2 or (values.ndim == 3 and values.shape[0] in (1, 3))):
         raise AssertionError(
             f"a feature map must be (H, W), (1, H, W) or (3, H, W), got {values.shape}"
@@ -113,10 +119,10 @@ def heatmap(feat_map: Any, image: Any = None, alpha: float = 0.5) -> Any:
         gray = gray[0]
     heat = colormaps["jet"](gray)[..., :3]
     heat = np.clip(np.rint(heat * 255), 0, 255).astype(np.uint8)
-    return heat if image is None else blend(image, heat, alpha)
+    return heat if img is None else blend(img, heat, alpha)
 
 
-def canvas_rgb(canvas: Any) -> Any:
+def img_from_canvas(canvas: Any) -> Any:
     """The RGB pixels (H, W, 3, uint8) rendered by a matplotlib Agg canvas."""
     import numpy as np
 
