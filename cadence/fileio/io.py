@@ -88,7 +88,12 @@ def remove(path: str, backend_args: BackendArgs = None) -> None:
 
 
 def copyfile(src: str, dst: str, backend_args: BackendArgs = None) -> str:
-    """Copy file ``src`` to ``dst`` (either may be a URL); return ``dst``."""
+    """Copy file ``src`` to ``dst`` (either may be a URL); return the path written.
+
+    A local ``dst`` that is a folder receives the file under its own name.
+    """
+    if not is_url(dst) and os.path.isdir(local_path(dst)):
+        dst = os.path.join(dst, os.path.basename(src.rstrip("/")))
     if not is_url(dst):
         os.makedirs(os.path.dirname(os.path.abspath(local_path(dst))), exist_ok=True)
     if not is_url(src) and not is_url(dst):

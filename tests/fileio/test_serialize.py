@@ -226,6 +226,14 @@ def test_get_file_backend_binds_backend_args(tmp_path):
     assert get_file_backend("memory://x").join_path("memory://x/", "y") == "memory://x/y"
 
 
+def test_copyfile_into_a_folder_keeps_the_name(tmp_path):
+    (tmp_path / "a.txt").write_text("x")
+    (tmp_path / "out").mkdir()
+    written = fileio.copyfile(str(tmp_path / "a.txt"), str(tmp_path / "out"))
+    assert written == str(tmp_path / "out" / "a.txt")
+    assert (tmp_path / "out" / "a.txt").read_text() == "x"
+
+
 def test_copytree_refuses_an_existing_destination(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
