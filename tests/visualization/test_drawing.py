@@ -219,7 +219,6 @@ def test_featmap_arguments_are_checked():
         Visualizer.draw_featmap(torch.zeros(9, 2, 2), channel_reduction=None, arrangement=(2, 2))
 
 
-@VISUALIZERS.register_module(force=True)
 class BoxVisualizer(Visualizer):
     def add_datasample(self, name, image, data_sample=None, draw_gt=True, draw_pred=True,
                        show=False, wait_time=0, step=0):  # fmt: skip
@@ -234,6 +233,7 @@ class BoxVisualizer(Visualizer):
 def test_a_subclass_add_datasample_draws_and_records_a_png(tmp_path):
     from PIL import Image
 
+    VISUALIZERS.register_module(module=BoxVisualizer)  # registries are restored after each test
     built = VISUALIZERS.build(dict(type="BoxVisualizer", name="det",
                                    vis_backends=[dict(type="LocalVisBackend")],
                                    save_dir=str(tmp_path)))  # fmt: skip
