@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 import logging
 import os
-import pickle
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import numpy as np
 from torch.utils.data import Dataset
 
-from ..fileio import get, get_text, is_url, join_path
+from ..fileio import is_url, join_path
 from ..logging import print_log
 from ..transforms import Compose
 from .serialized import (
@@ -37,17 +35,11 @@ _ANNOTATION_KEYS = ("data_list", "data_address", "data_bytes")
 
 
 def read_annotation_file(path: str) -> Any:
-    """The object stored in annotation file ``path`` (json, yaml or pickle; local or URL)."""
-    suffix = os.path.splitext(path)[1].lower()
-    if suffix in (".pkl", ".pickle"):
-        return pickle.loads(get(path))
-    if suffix in (".yaml", ".yml"):
-        import yaml
+    """The object stored in annotation file ``path`` (json, yaml or pickle; local or URL),
+    read by :func:`cadence.fileio.load` as mmengine's ``BaseDataset`` does."""
+    from ..fileio import load
 
-        return yaml.safe_load(get_text(path))
-    if suffix == ".json":
-        return json.loads(get_text(path))
-    raise TypeError(f"annotation file {path!r}: unsupported format (use .json, .yaml or .pkl)")
+    return load(path)
 
 
 def force_full_init(method: _F) -> _F:
