@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -83,6 +84,11 @@ def test_a_bucket_run_resumed_in_a_fresh_process_ends_bitwise_equal_to_a_local_r
     assert len(logs) == 2, logs
     assert any("Resumed from" in fs.cat_file(p).decode() for p in logs)
     assert any(p.endswith(".py") for p in fs.find(run))
+    # machine b read the bucket's run records before appending its own
+    records = json.loads(fs.cat_file(f"{run}/run.json"))
+    assert [r["resumed"] for r in records] == [False, True]
+    assert records[1]["start"]["epoch"] == 2
+    assert fs.cat_file(f"{run}/model_summary.txt").startswith(b"module")
 
 
 KILL_AFTER_WEIGHTS = """
