@@ -62,5 +62,8 @@ def load_checkpoint(
     (regex, replacement) pairs (by default a DDP ``module.`` prefix is dropped).
     """
     checkpoint = read_checkpoint(filename, map_location)
-    load_state_dict_into(getattr(model, "module", model), checkpoint, strict, revise_keys)
+    from ..model.wrappers.utils import unwrap_model
+
+    target = unwrap_model(model)  # not a model's own .module
+    load_state_dict_into(target, checkpoint, strict, revise_keys)
     return checkpoint

@@ -394,3 +394,27 @@ def test_every_torch_optimizer_builds_by_name(name):
 
 def test_mmengine_alias_for_torch_adafactor():
     assert OPTIMIZERS.get("TorchAdafactor") is torch.optim.Adafactor
+
+
+class HasModuleAttribute(nn.Module):
+    """A model whose own submodule is called ``module`` (as a TTA model's is): not a wrapper."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.module = nn.Linear(2, 2)
+        self.head = nn.Linear(2, 1)
+
+
+def test_a_model_with_a_module_attribute_is_not_unwrapped():
+    model = HasModuleAttribute()
+    wrapper = build_optim_wrapper(model, dict(optimizer=dict(type="SGD", lr=0.1)))
+    optimized = {id(p) for group in wrapper.param_groups for p in group["params"]}
+    assert optimized == {id(p) for p in model.parameters()}  # the head too
+
+
+def test_a_ddp_style_wrapper_is_unwrapped():
+    inner = HasModuleAttribute()
+    wrapped = nn.DataParallel(inner)  # a torch wrapper: the optimizer sees inner's parameters
+    wrapper = build_optim_wrapper(wrapped, dict(optimizer=dict(type="SGD", lr=0.1)))
+    assert {id(p) for g in wrapper.param_groups for p in g["params"]} == {
+        id(p) for p in inner.parameters()}  # fmt: skip

@@ -38,3 +38,13 @@ def is_model_wrapper(model: nn.Module, registry: Registry = MODEL_WRAPPERS) -> b
     is the model itself, not a wrapper.
     """
     return isinstance(model, _torch_wrappers()) or isinstance(model, _registered(registry))
+
+
+def unwrap_model(model: nn.Module) -> nn.Module:
+    """The user's model: ``model.module`` when ``model`` is a wrapper (:func:`is_model_wrapper`),
+    else ``model`` itself (a model's own submodule called ``module`` stays where it is)."""
+    if is_model_wrapper(model):
+        inner = model.module
+        assert isinstance(inner, nn.Module)
+        return inner
+    return model

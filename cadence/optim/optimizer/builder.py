@@ -9,6 +9,7 @@ from typing import Any
 from torch import nn
 from torch.optim import Optimizer
 
+from ...model.wrappers.utils import unwrap_model
 from ...registry import OPTIM_WRAPPER_CONSTRUCTORS, OPTIM_WRAPPERS, config_location
 from .default_constructor import DefaultOptimWrapperConstructor, resolve_lazy, shallow_copy
 from .optimizer_wrapper import OptimWrapper
@@ -100,7 +101,7 @@ def build_optim_wrapper(
 def _build_wrapper_dict(model: nn.Module, cfg: Mapping[str, Any], path: str) -> OptimWrapperDict:
     if not cfg:
         raise ValueError(f"{path} is empty; give it optimizer=dict(type=..., lr=...)")
-    owner = getattr(model, "module", model)  # unwrap DataParallel/DDP
+    owner = unwrap_model(model)  # DDP & co., not a model's own .module
     wrappers: dict[str, OptimWrapper] = {}
     for name, sub_cfg in cfg.items():
         sub_path = f"{path}.{name}"

@@ -9,6 +9,7 @@ from typing import Any
 
 from torch import nn
 
+from ...model.wrappers.utils import unwrap_model
 from ...registry import OPTIM_WRAPPER_CONSTRUCTORS, OPTIM_WRAPPERS, OPTIMIZERS, config_location
 from .optimizer_wrapper import OptimWrapper
 from .paramwise import ParamwiseRules
@@ -110,7 +111,7 @@ class DefaultOptimWrapperConstructor:
 
     def __call__(self, model: nn.Module) -> OptimWrapper:
         """Build the optimizer over ``model``'s parameters and wrap it."""
-        model = getattr(model, "module", model)  # unwrap DataParallel/DDP
+        model = unwrap_model(model)  # DDP & co., not a model's own .module
         if not isinstance(model, nn.Module):
             raise TypeError(f"{self.key_path}: expected an nn.Module, got {type(model).__name__}")
         optimizer_cfg = shallow_copy(self.optimizer_cfg)

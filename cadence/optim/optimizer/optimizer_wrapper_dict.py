@@ -8,6 +8,7 @@ from typing import Any, NoReturn
 
 from torch import Tensor, nn
 
+from ...model.wrappers.utils import unwrap_model
 from ...registry import OPTIM_WRAPPERS
 from ...utils import did_you_mean
 from .optimizer_wrapper import OptimWrapper
@@ -119,7 +120,8 @@ class OptimWrapperDict(OptimWrapper):
     def initialize_count_status(self, model: nn.Module, init_counts: int, max_counts: int) -> None:
         """Set the iteration counters of every wrapper (``model`` is used only for warnings)."""
         for name, wrapper in self.optim_wrappers.items():
-            sub = getattr(getattr(model, "module", model), name, None)
+            owner = unwrap_model(model)
+            sub = getattr(owner, name, None)
             target = sub if isinstance(sub, nn.Module) else model
             wrapper.initialize_count_status(target, init_counts, max_counts)
 
