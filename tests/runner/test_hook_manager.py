@@ -204,7 +204,10 @@ def test_runner_call_hook_goes_through_stage_calls(tmp_path):
         def before_train_iter(self, runner, batch_idx, data_batch=None):
             seen.append((runner, batch_idx, data_batch))
 
-    runner = Runner(model=dict(type="Net"), work_dir=str(tmp_path))
+    from cadence.runner import DEFAULT_HOOKS
+
+    no_defaults = dict.fromkeys(DEFAULT_HOOKS)  # the defaults are registered at construction
+    runner = Runner(model=dict(type="Net"), work_dir=str(tmp_path), default_hooks=no_defaults)
     runner.register_hook(Iter())
     assert len(runner.stage_calls["before_train_iter"]) == 1
     runner.call_hook("before_train_iter", batch_idx=2, data_batch={"x": 1})
