@@ -11,7 +11,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .build_functions import build_from_cfg, is_config
+from .build_functions import as_config_mapping, build_from_cfg, is_config
 from .errors import RegistryArgumentError
 from .registry import Registry
 
@@ -92,6 +92,7 @@ def build_scheduler_from_cfg(
     Delegates to the builder ``cadence.optim`` installs; the first call imports the
     registry's locations (``cadence.optim``) like any lookup does, which installs it.
     """
+    cfg = as_config_mapping(cfg)
     if _scheduler_build_func is None:
         PARAM_SCHEDULERS.import_from_location()
     if _scheduler_build_func is None:  # cadence.optim failed to import: lookups say why

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
+from .startup import launch_rank, launch_world_size
 
 if TYPE_CHECKING:
     from ..loops import BaseLoop
@@ -21,6 +22,8 @@ class PropertiesMixin:
     _timestamp: str
     _experiment_name: str | None
     _launcher: str
+    _env_ready: bool
+    _default_scope: str | None
     _resume: bool | str
     _model: Any
     _model_cfg: Any
@@ -86,15 +89,22 @@ class PropertiesMixin:
 
     @property
     def rank(self) -> int:
+        """This process's rank: the launcher's until the process group exists."""
+        if not self._env_ready:
+            return launch_rank(self._launcher)
         return int(self.strategy.rank)
 
     @property
     def world_size(self) -> int:
+        """The number of processes: the launcher's until the process group exists."""
+        if not self._env_ready:
+            return launch_world_size(self._launcher)
         return int(self.strategy.world_size)
 
     @property
     def distributed(self) -> bool:
-        return bool(self.strategy.distributed)
+        """Whether the run has more than one process."""
+        return self.world_size > 1
 
     @property
     def seed(self) -> int | None:
@@ -112,6 +122,15 @@ class PropertiesMixin:
         """The ``resume`` setting: True, ``'auto'``, a checkpoint path, or False (while a
         checkpoint loads: True when the run resumes, False when it loads weights)."""
         return self._resume
+
+    @property
+    def default_scope(self) -> Any:
+        """A :class:`~cadence.registry.DefaultScope` handle on the configured
+        ``default_scope`` (None when the runner sets none)."""
+        from ..registry import DefaultScope
+
+        name = self._default_scope
+        return None if name is None else DefaultScope(self._experiment_name or "runner", name)
 
     @property
     def auto_scale_lr(self) -> dict[str, Any]:

@@ -20,19 +20,28 @@ from typing import TYPE_CHECKING, Any
 
 from .setup import sync_timestamp
 
-#: The environment variables that give a launched process its rank, by launcher.
+#: The environment variables that give a launched process its rank and the number of
+#: processes (torchrun, SLURM, Open MPI, MPICH).
 _RANK_VARIABLES = ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")
+_SIZE_VARIABLES = ("WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE")
+
+
+def _first_int(names: tuple[str, ...], default: int) -> int:
+    for name in names:
+        value = os.environ.get(name)
+        if value is not None and value.strip().isdigit():
+            return int(value)
+    return default
 
 
 def launch_rank(launcher: str) -> int:
     """This process's rank as its launcher set it (0 without a launcher)."""
-    if launcher in (None, "none"):
-        return 0
-    for name in _RANK_VARIABLES:
-        value = os.environ.get(name)
-        if value is not None and value.strip().isdigit():
-            return int(value)
-    return 0
+    return 0 if launcher in (None, "none") else _first_int(_RANK_VARIABLES, 0)
+
+
+def launch_world_size(launcher: str) -> int:
+    """The number of processes the launcher started (1 without a launcher)."""
+    return 1 if launcher in (None, "none") else _first_int(_SIZE_VARIABLES, 1)
 
 
 class StartupMixin:
@@ -185,4 +194,4 @@ class StartupMixin:
         self._cfg.dump(os.path.join(self.work_dir, name))
 
 
-__all__ = ["StartupMixin", "launch_rank"]
+__all__ = ["StartupMixin", "launch_rank", "launch_world_size"]
