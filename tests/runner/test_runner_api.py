@@ -249,3 +249,14 @@ def test_a_model_given_as_a_module_names_itself(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert runner.model_name in ("Linear",) or runner.model_name.endswith("Model")
+
+
+def test_before_the_process_group_rank_and_size_come_from_the_launcher(tmp_path, monkeypatch):
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    runner = Runner(model=ToyClassifier(), work_dir=str(tmp_path), launcher="pytorch",
+                    strategy=dict(type="DDPStrategy"), experiment_name="rank1_run")  # fmt: skip
+    assert (runner.rank, runner.world_size, runner.distributed) == (1, 2, True)
+    # rank 1 writes nothing until it has rank 0's timestamp (after the group exists)
+    assert list(tmp_path.iterdir()) == []
+    assert not any(hasattr(h, "baseFilename") for h in runner.logger.handlers)
