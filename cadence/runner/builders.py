@@ -156,7 +156,7 @@ class BuildersMixin:
         from ..loops import BaseLoop
         from ..loops.builder import build_loop
 
-        if not isinstance(loop, (BaseLoop, Mapping)):
+        if not isinstance(loop, (BaseLoop, Mapping)) and not callable(getattr(loop, "run", None)):
             raise TypeError(
                 f"{mode}_loop must be a loop or a config dict, got {type(loop).__name__}"
             )

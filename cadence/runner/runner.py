@@ -15,7 +15,6 @@ from torch import nn
 
 from ..config import Config
 from ..hooks import TrainingPreempted
-from ..loops.builder import build_loop
 from ..registry import RUNNERS, STRATEGIES
 from ..strategies.base import default_strategy_type
 from ..utils.heartbeat import Heartbeat
@@ -214,13 +213,14 @@ class Runner(
         self.logger.info("Hooks:\n" + self._hooks.describe())
 
     def build_loop(self, mode: str) -> Any:
-        """Build the ``train``/``val``/``test`` loop from its config triple."""
-        loader, loop_cfg, third = (self._given[k] for k in _TRIPLES[mode])
+        """Build the ``train``/``val``/``test`` loop from its config triple, with
+        :meth:`build_train_loop` (``build_val_loop``, ``build_test_loop``)."""
+        loop_cfg = self._given[_TRIPLES[mode][1]]
         if loop_cfg is None:
             raise RuntimeError(
                 f"cannot {mode}: set {', '.join(_TRIPLES[mode])} in the config to {mode}"
             )
-        return build_loop(mode, loop_cfg, self, loader, third)
+        return getattr(self, f"build_{mode}_loop")(loop_cfg)
 
     def _prepare(self, train: bool) -> None:
         """Build and set up the model (and, to train, its optimizer wrapper and schedulers)."""

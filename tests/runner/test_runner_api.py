@@ -260,3 +260,14 @@ def test_before_the_process_group_rank_and_size_come_from_the_launcher(tmp_path,
     # rank 1 writes nothing until it has rank 0's timestamp (after the group exists)
     assert list(tmp_path.iterdir()) == []
     assert not any(hasattr(h, "baseFilename") for h in runner.logger.handlers)
+
+
+def test_a_subclass_builds_its_loops_through_build_train_loop(tmp_path):
+    class MyRunner(Runner):
+        def build_train_loop(self, loop):
+            built = super().build_train_loop(loop)
+            built.built_by = "MyRunner"
+            return built
+
+    runner = MyRunner.from_cfg(_cfg(tmp_path))
+    assert runner.train_loop.built_by == "MyRunner"
