@@ -4,7 +4,6 @@ methods, hook registration, environment helpers (#21 item 1)."""
 from __future__ import annotations
 
 import logging
-import warnings
 
 import pytest
 import torch
@@ -244,11 +243,13 @@ def test_runners_build_follows_tools_train_py(tmp_path):
     assert type(plain) is Runner
 
 
-def test_a_model_given_as_a_module_names_itself(tmp_path):
+def test_model_name_is_the_model_class_before_and_after_it_is_built(tmp_path):
     runner = Runner(model=nn.Linear(2, 2), work_dir=str(tmp_path))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert runner.model_name in ("Linear",) or runner.model_name.endswith("Model")
+    assert runner.model_name == "Linear"
+    from_cfg = Runner(model=dict(type="ToyClassifier"), work_dir=str(tmp_path / "b"))
+    assert from_cfg.model_name == "ToyClassifier"
+    assert isinstance(from_cfg.model, ToyClassifier)  # builds it
+    assert from_cfg.model_name == "ToyClassifier"
 
 
 def test_before_the_process_group_rank_and_size_come_from_the_launcher(tmp_path, monkeypatch):
