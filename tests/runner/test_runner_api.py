@@ -18,7 +18,7 @@ from cadence.hooks import Hook
 from cadence.logging import LogProcessor, MessageHub
 from cadence.loops import EpochBasedTrainLoop, IterBasedTrainLoop, ValLoop
 from cadence.optim import OptimWrapper
-from cadence.registry import RUNNERS
+from cadence.registry import MODEL_WRAPPERS, RUNNERS
 from cadence.runner import DEFAULT_HOOKS, FlexibleRunner, Runner, RunnerOrderError
 from cadence.visualization import Visualizer
 
@@ -139,6 +139,15 @@ def test_build_model_and_wrap_model(tmp_path):
     assert isinstance(model, ToyClassifier) and model.head.in_features == 5
     wrapped = runner.wrap_model(None, model)
     assert runner.strategy.unwrap(wrapped) is model
+
+    @MODEL_WRAPPERS.register_module(force=True)
+    class Holder(nn.Module):
+        def __init__(self, module, tag=""):
+            super().__init__()
+            self.module, self.tag = module, tag
+
+    held = runner.wrap_model(dict(type="Holder", tag="x"), model)
+    assert isinstance(held, Holder) and held.module is model and held.tag == "x"
     with pytest.raises(TypeError, match="model"):
         runner.build_model(3)
 
