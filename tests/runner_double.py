@@ -110,7 +110,7 @@ class StandInRunner:
         self.work_dir = work_dir
         self.paths = RunPaths(work_dir or ".", None, False)
         self.experiment_name = experiment_name
-        self.timestamp: str | None = "20260101_000000"
+        self.timestamp = "20260101_000000"
         self.rank, self.world_size, self.seed = rank, world_size, seed
         #: No hook functions at any stage (loops find every stage here, as on a runner).
         self.stage_calls: Mapping[str, tuple[Callable[..., Any], ...]] = {

@@ -77,3 +77,15 @@ class ConfigTypeError(ConfigError, TypeError):
 
     def __str__(self) -> str:
         return ConfigError.__str__(self)
+
+
+class ConfigAssertionError(ConfigError, ValueError, AssertionError):
+    """A config value rejected by a check that mmengine makes with ``assert``.
+
+    cadence's message names the key; the error is a ``ValueError`` and also an
+    ``AssertionError``, so ``except AssertionError`` written against mmengine still
+    catches it.
+    """
+
+    def __str__(self) -> str:
+        return ConfigError.__str__(self)

@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..config.errors import ConfigAssertionError
 from ..fileio import check_url, join_path
 from ..optim import accumulation_pending
 from ..registry import HOOKS
@@ -112,11 +113,15 @@ class CheckpointHook(Hook):
         self.filename_tmpl = filename_tmpl or ("epoch_{}.pth" if by_epoch else "iter_{}.pth")
         self.save_best = _as_list(save_best)
         if "auto" in self.save_best and len(self.save_best) > 1:
-            raise ValueError("CheckpointHook.save_best: 'auto' cannot be combined with other keys")
-        rules = [rule] * len(self.save_best) if isinstance(rule, str) or rule is None else rule
+            raise ConfigAssertionError(  # mmengine asserts this
+                "CheckpointHook.save_best: 'auto' cannot be combined with other keys"
+            )
+        rules = [rule] if isinstance(rule, str) or rule is None else list(rule)
+        if len(rules) == 1:  # one rule for every metric (mmengine's rule)
+            rules = rules * len(self.save_best)
         self.rules: list[str | None] = list(rules)
         if len(self.rules) != len(self.save_best):
-            raise ValueError(
+            raise ConfigAssertionError(  # mmengine asserts this
                 f"CheckpointHook: {len(self.rules)} rule(s) for {len(self.save_best)} "
                 "save_best metric(s); give one rule per metric"
             )

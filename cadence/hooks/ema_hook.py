@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
+from ..config.errors import ConfigAssertionError
 from ..registry import HOOKS, MODELS
 from .hook import Hook
 
@@ -51,10 +52,11 @@ class EMAHook(Hook):
         begin_epoch: int = 0,
         **kwargs: Any,
     ) -> None:
+        # mmengine asserts these four: ConfigAssertionError is also an AssertionError
         if begin_iter and begin_epoch:
-            raise ValueError("EMAHook: set begin_iter or begin_epoch, not both")
+            raise ConfigAssertionError("EMAHook: set begin_iter or begin_epoch, not both")
         if begin_iter < 0 or begin_epoch < 0:
-            raise ValueError(
+            raise ConfigAssertionError(
                 f"EMAHook: begin_iter and begin_epoch must be >= 0, got {begin_iter}, {begin_epoch}"
             )
         self.strict_load = strict_load
@@ -79,12 +81,12 @@ class EMAHook(Hook):
     def before_train(self, runner: RunnerProtocol) -> None:
         """Check that averaging starts within the training."""
         if self.enabled_by_epoch and self.begin_epoch > runner.max_epochs:
-            raise ValueError(
+            raise ConfigAssertionError(
                 f"EMAHook.begin_epoch={self.begin_epoch} is after the last epoch "
                 f"({runner.max_epochs})"
             )
         if not self.enabled_by_epoch and self.begin_iter > runner.max_iters:
-            raise ValueError(
+            raise ConfigAssertionError(
                 f"EMAHook.begin_iter={self.begin_iter} is after the last iteration "
                 f"({runner.max_iters})"
             )

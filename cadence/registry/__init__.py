@@ -31,7 +31,11 @@ from .root import (
     VISBACKENDS,
     VISUALIZERS,
     WEIGHT_INITIALIZERS,
+    build_model_from_cfg,
+    build_runner_from_cfg,
+    build_scheduler_from_cfg,
 )
+from .utils import count_registered_modules, init_default_scope, traverse_registry_tree
 
 __all__ = [
     "BuildError", "DATASETS", "DATA_SAMPLERS", "DefaultScope", "EVALUATOR", "FUNCTIONS",
@@ -41,4 +45,6 @@ __all__ = [
     "STRATEGIES", "TASK_UTILS", "TRANSFORMS", "VISBACKENDS", "VISUALIZERS",
     "WEIGHT_INITIALIZERS", "build_from_cfg", "config_location", "default_scope",
     "get_default_scope", "import_object", "isolated_registries", "set_default_scope",
+    "build_model_from_cfg", "build_runner_from_cfg", "build_scheduler_from_cfg",
+    "count_registered_modules", "init_default_scope", "traverse_registry_tree",
 ]  # fmt: skip

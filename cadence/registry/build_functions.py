@@ -62,6 +62,23 @@ def signature_problem(obj: Any, args: Mapping[str, Any]) -> str | None:
     return None
 
 
+def is_config(cfg: Any) -> bool:
+    """Whether ``cfg`` is a :class:`~cadence.config.Config` (a file's whole config)."""
+    if isinstance(cfg, Mapping):
+        return False
+    from ..config import Config
+
+    return isinstance(cfg, Config)
+
+
+def as_config_mapping(cfg: Any) -> Any:
+    """``cfg`` as a mapping to build from: a dict as is, a ``Config`` as the dict of its
+    top-level keys (as mmengine, ``build`` takes either); anything else unchanged."""
+    if is_config(cfg):
+        return {key: cfg[key] for key in cfg}
+    return cfg
+
+
 def build_from_cfg(
     cfg: Any,
     registry: Registry,
@@ -76,11 +93,15 @@ def build_from_cfg(
     ``cfg`` lacks. ``key_path`` (e.g. ``'model.backbone'``) names the config
     location in error messages; configs loaded from files remember their own.
     """
+    cfg = as_config_mapping(cfg)
     remembered_path, origin = config_location(cfg)
     key_path = key_path or remembered_path
     located = describe_location(key_path, origin)
     if not isinstance(cfg, Mapping):
-        raise TypeError(f"a config to build must be a dict, got {type(cfg).__name__}{located}")
+        raise TypeError(
+            f"a config to build must be a dict or Config, got {type(cfg).__name__}{located}"
+        )
+    default_args = as_config_mapping(default_args)
     if default_args is not None and not isinstance(default_args, Mapping):
         raise TypeError(f"default_args must be a dict or None, got {type(default_args).__name__}")
     args = dict(cfg.items())

@@ -12,6 +12,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from .errors import RegistryArgumentError
+
 _lock = threading.Lock()
 _stack: list[str | None] = []
 
@@ -62,7 +64,9 @@ class DefaultScope:
 
     def __init__(self, name: str, scope_name: str) -> None:
         if not isinstance(scope_name, str):
-            raise TypeError(f"scope_name must be a str, got {type(scope_name).__name__}")
+            raise RegistryArgumentError(
+                f"scope_name must be a str, got {type(scope_name).__name__}"
+            )
         self.instance_name = name
         self._scope_name = scope_name
 

@@ -18,6 +18,12 @@ class RegistryError(KeyError):
         return self.message
 
 
+class RegistryArgumentError(TypeError, AssertionError):
+    """An argument of the wrong type where mmengine checks the type with ``assert``
+    (a registry's parent or scope, a runner config): a ``TypeError`` that
+    ``except AssertionError`` also catches."""
+
+
 class BuildError(TypeError):
     """A registered constructor rejected the arguments that a config gave it."""
 

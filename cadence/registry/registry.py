@@ -20,7 +20,7 @@ from typing import Any
 from ..utils.imports import describe_object, import_object
 from ..utils.suggest import did_you_mean
 from .default_scope import default_scope, get_default_scope
-from .errors import RegistryError
+from .errors import RegistryArgumentError, RegistryError
 
 #: Scope names that mean the same registry tree root. Configs written for
 #: mmengine name its scope; cadence's root registries answer to it.
@@ -63,11 +63,13 @@ class Registry:
             raise TypeError(f"registry name must be a str, got {type(name).__name__}")
         if parent is not None and not isinstance(parent, Registry):
             hint = " (pass a build function as build_func=...)" if callable(parent) else ""
-            raise TypeError(
+            raise RegistryArgumentError(
                 f"parent of registry '{name}' must be a Registry, got {type(parent).__name__}{hint}"
             )
         if scope is not None and not isinstance(scope, str):
-            raise TypeError(f"scope of registry '{name}' must be a str, got {type(scope)}")
+            raise RegistryArgumentError(
+                f"scope of registry '{name}' must be a str, got {type(scope).__name__}"
+            )
         self._name = name
         self._scope = scope if scope is not None else infer_scope()
         self._module_dict: dict[str, Any] = {}

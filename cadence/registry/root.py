@@ -7,10 +7,12 @@ this file stays cheap. Downstream packages create children of these roots.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from .build_functions import build_from_cfg
+from .build_functions import as_config_mapping, build_from_cfg, is_config
+from .errors import RegistryArgumentError
 from .registry import Registry
 
 
@@ -34,6 +36,43 @@ def build_model_from_cfg(
     return build_from_cfg(cfg, registry, default_args, key_path)
 
 
+def build_runner_from_cfg(
+    cfg: Any, registry: Registry, default_args: Any = None, key_path: str | None = None
+) -> Any:
+    """Build a runner with its class's ``from_cfg``; the config's ``runner_type`` (a
+    registered name or a class, default ``'Runner'``) picks the class, ``_scope_`` the
+    scope. A :class:`~cadence.config.Config` is passed on as it is (its file name names
+    the experiment)."""
+    if default_args is not None:
+        raise TypeError("a runner is built from its config alone; default_args is not accepted")
+    if is_config(cfg):
+        args: Any = copy.deepcopy(cfg) if "_scope_" in cfg else cfg
+    elif isinstance(cfg, Mapping):
+        args = dict(cfg)
+    else:
+        raise RegistryArgumentError(
+            f"a runner config must be a dict or Config, got {type(cfg).__name__}"
+        )
+    scope = args.get("_scope_")
+    if "_scope_" in args:
+        del args["_scope_"]
+    with registry.switch_scope_and_registry(scope) as active:
+        runner_type = args.get("runner_type", "Runner")
+        if isinstance(runner_type, str):
+            runner_cls = active.lookup(runner_type, key_path="runner_type")
+        elif isinstance(runner_type, type):
+            runner_cls = runner_type
+        else:
+            raise TypeError(
+                f"runner_type must be a registered runner name or a class, got "
+                f"{type(runner_type).__name__} {runner_type!r}"
+            )
+        from_cfg = getattr(runner_cls, "from_cfg", None)
+        if not callable(from_cfg):
+            raise TypeError(f"runner_type {runner_cls!r} has no from_cfg(cfg) to build it with")
+        return from_cfg(args)
+
+
 # The parameter-scheduler builder lives in cadence.optim, which imports the registries;
 # the registry layer must not import it back. cadence.optim hands it down on import.
 _scheduler_build_func: Callable[..., Any] | None = None
@@ -53,6 +92,7 @@ def build_scheduler_from_cfg(
     Delegates to the builder ``cadence.optim`` installs; the first call imports the
     registry's locations (``cadence.optim``) like any lookup does, which installs it.
     """
+    cfg = as_config_mapping(cfg)
     if _scheduler_build_func is None:
         PARAM_SCHEDULERS.import_from_location()
     if _scheduler_build_func is None:  # cadence.optim failed to import: lookups say why
@@ -62,7 +102,7 @@ def build_scheduler_from_cfg(
     )
 
 
-RUNNERS = _root("runner", "cadence.runner")
+RUNNERS = _root("runner", "cadence.runner", build_func=build_runner_from_cfg)
 RUNNER_CONSTRUCTORS = _root("runner constructor", "cadence.runner")
 LOOPS = _root("loop", "cadence.loops")
 HOOKS = _root("hook", "cadence.hooks")

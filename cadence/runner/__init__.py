@@ -6,11 +6,13 @@ from ..checkpoint import (
     load_checkpoint,
     publish_checkpoint,
 )
+from .errors import RunnerOrderError
 from .hook_manager import HookManager
 from .protocol import RunnerProtocol
 from .runner import DEFAULT_HOOKS, RUNNER_KEYS, FlexibleRunner, Runner
 
 __all__ = [
     "CheckpointError", "DEFAULT_HOOKS", "FlexibleRunner", "HookManager", "RUNNER_KEYS",
-    "Runner", "RunnerProtocol", "find_latest_checkpoint", "load_checkpoint", "publish_checkpoint",
+    "Runner", "RunnerOrderError", "RunnerProtocol", "find_latest_checkpoint", "load_checkpoint",
+    "publish_checkpoint",
 ]  # fmt: skip

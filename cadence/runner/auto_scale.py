@@ -36,6 +36,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..config.errors import ConfigAssertionError
 from ..utils import did_you_mean
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def auto_scale_lr_ratio(
         )
     total_batch_size = world_size * batch_size
     if "base_batch_size" not in cfg:
-        raise ValueError(
+        raise ConfigAssertionError(
             "auto_scale_lr.base_batch_size is missing: give the total batch size the learning "
             "rates were tuned for, e.g. auto_scale_lr=dict(enable=True, base_batch_size=256)"
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +80,7 @@ class HookManager:
         self._hooks: list[tuple[int, int, str, Hook]] = []
         self._table: dict[str, list[_Entry]] = {stage: [] for stage in Hook.stages}
         self._calls: dict[str, tuple[Callable[..., Any], ...]] = {s: () for s in Hook.stages}
+        self._warned: set[str] = set()
 
     def __len__(self) -> int:
         return len(self._hooks)
@@ -118,6 +120,26 @@ class HookManager:
         self._rebuild()
         return hook
 
+    def replace(self, name: str, hook: Hook | Mapping[str, Any]) -> Hook:
+        """Put ``hook`` (or one built from its config) in the place of the hook named
+        ``name``, with that hook's priority (a config's ``priority`` key overrides it)."""
+        names = [taken for _, _, taken, _ in self._hooks]
+        if name not in names:
+            raise KeyError(f"no hook named '{name}'; hooks: {names}")
+        index = names.index(name)
+        priority, order = self._hooks[index][0], self._hooks[index][1]
+        if isinstance(hook, Mapping):
+            cfg = dict(hook)
+            priority = get_priority(cfg.pop("priority", priority))
+            hook = HOOKS.build(cfg, key_path=f"hooks.{name}")
+        if not isinstance(hook, Hook):
+            raise TypeError(f"a hook must subclass cadence.hooks.Hook, got {type(hook).__name__}")
+        hook.priority = priority
+        self._hooks[index] = (priority, order, name, hook)
+        self._hooks.sort(key=lambda item: (item[0], item[1]))
+        self._rebuild()
+        return hook
+
     def _rebuild(self) -> None:
         self._table = {stage: [] for stage in Hook.stages}
         for priority, _, name, hook in self._hooks:
@@ -147,9 +169,8 @@ class HookManager:
         """
         calls = self._calls.get(stage)
         if calls is None:
-            from ..utils import did_you_mean
-
-            raise ValueError(f"unknown hook stage '{stage}'.{did_you_mean(stage, Hook.stages)}")
+            self._call_custom(stage, runner, kwargs)
+            return
         args = _as_positions(STAGE_ARGS[stage], kwargs)
         fn = None
         try:
@@ -162,6 +183,29 @@ class HookManager:
         except Exception as exc:
             self.blame(exc, stage, fn)
             raise
+
+    def _call_custom(self, name: str, runner: RunnerProtocol, kwargs: Mapping[str, Any]) -> None:
+        """Run a method that is not a :class:`Hook` stage on every hook that has it, in
+        order (as mmengine does for custom hook methods). When none has it, warn once
+        per name: it is then most likely a misspelled stage."""
+        hooks = [(n, h) for _, _, n, h in self._hooks if callable(getattr(h, name, None))]
+        if not hooks and name not in self._warned:
+            from ..utils import did_you_mean
+
+            self._warned.add(name)
+            warnings.warn(
+                f"no hook has a method '{name}', which is not a hook stage either; "
+                f"nothing was called.{did_you_mean(name, Hook.stages)}",
+                stacklevel=4,
+            )
+        for hook_name, hook in hooks:
+            try:
+                getattr(hook, name)(runner, **kwargs)
+            except Exception as exc:
+                if hasattr(exc, "add_note"):
+                    exc.add_note(f"raised by hook '{hook_name}' ({type(hook).__name__}) "
+                                 f"in its method '{name}'")  # fmt: skip
+                raise
 
     def blame(self, exc: BaseException, stage: str, fn: Any) -> None:
         """Note on ``exc`` which hook raised it at ``stage``, ``fn`` being one of

@@ -150,8 +150,8 @@ class RunnerProtocol(Protocol):
         """The experiment's name (the config's stem and timestamp by default)."""
 
     @property
-    def timestamp(self) -> str | None:
-        """When this run started, ``YYYYmmdd_HHMMSS`` (None before it is set up)."""
+    def timestamp(self) -> str:
+        """When this run was built, ``YYYYmmdd_HHMMSS`` (rank 0's on every rank)."""
 
     # ---------------------------------------------------------- distribution
     @property

@@ -8,7 +8,6 @@ schedulers are built by the packages that define them.
 from __future__ import annotations
 
 import copy
-import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,19 +15,22 @@ from torch import nn
 
 from ..config import Config
 from ..hooks import TrainingPreempted
-from ..loops.builder import build_loop
-from ..registry import LOG_PROCESSORS, RUNNERS, STRATEGIES, set_default_scope
+from ..registry import RUNNERS, STRATEGIES
 from ..strategies.base import default_strategy_type
 from ..utils.heartbeat import Heartbeat
 from .assemble import assemble, train_facts
 from .auto_scale import apply_auto_scale_workers, check_auto_scale_workers
+from .builders import BuildersMixin
 from .hang_watch import hang_timeout_from, watching_for_hangs
-from .hook_manager import HookManager, as_list, merge_default_hooks
+from .hook_api import DEFAULT_HOOKS, HooksMixin
+from .hook_manager import HookManager, as_list
 from .lifecycle import register_exit_release, released_on_error
 from .paths import RunPaths, check_url_keys
 from .persistence import PersistenceMixin
+from .properties import PropertiesMixin
 from .run_record import record_run_start
-from .setup import build_visualizer, default_setup, sync_timestamp, warn_misspelled_keys
+from .setup import default_setup, warn_misspelled_keys
+from .startup import StartupMixin
 from .work_dir_lock import WorkDirLock, lock_for_training
 
 if TYPE_CHECKING:
@@ -45,16 +47,6 @@ RUNNER_KEYS = (
     "backend_args",
 )  # fmt: skip
 
-DEFAULT_HOOKS = {
-    "runtime_info": dict(type="RuntimeInfoHook"),
-    "timer": dict(type="IterTimerHook"),
-    "sampler_seed": dict(type="DistSamplerSeedHook"),
-    "logger": dict(type="LoggerHook"),
-    "param_scheduler": dict(type="ParamSchedulerHook"),
-    "checkpoint": dict(type="CheckpointHook", interval=1),
-    "preemption": dict(type="PreemptionHook"),
-}
-
 _TRIPLES = {
     "train": ("train_dataloader", "train_cfg", "optim_wrapper"),
     "val": ("val_dataloader", "val_cfg", "val_evaluator"),
@@ -63,12 +55,16 @@ _TRIPLES = {
 
 
 @RUNNERS.register_module()
-class Runner(PersistenceMixin):
+class Runner(
+    PropertiesMixin, HooksMixin, BuildersMixin, StartupMixin, PersistenceMixin
+):  # fmt: skip
     """Train, validate and test a model described by a config.
 
     Every argument is the top-level config key of the same name; see
-    :data:`RUNNER_KEYS`. Nothing heavy is built here: the model, data,
-    optimizer and hooks are built by :meth:`train`, :meth:`val` or :meth:`test`.
+    :data:`RUNNER_KEYS`. Construction builds the cheap parts (logger, message
+    hub, visualizer, log processor, hooks; :mod:`.startup`); the model, data,
+    optimizer and the strategy's environment are built on first use, by
+    :meth:`train`, :meth:`val`, :meth:`test` or :attr:`model`.
     """
 
     def __init__(
@@ -176,6 +172,7 @@ class Runner(PersistenceMixin):
         self.message_hub: Any = None
         self.visualizer: Any = None
         self.log_processor: Any = None
+        self._start()
 
     # ------------------------------------------------------------ building
     @classmethod
@@ -196,8 +193,8 @@ class Runner(PersistenceMixin):
         return cls(**kwargs, cfg=cfg)
 
     def _setup(self) -> None:
-        """The strategy's environment (again after :meth:`close`); logger, message hub,
-        visualizer and hooks (once per runner)."""
+        """The strategy's environment (again after :meth:`close`); once per runner, then
+        the start-up that needs it (timestamp agreement, auto_scale_workers, logs)."""
         if not self._env_ready:
             self.strategy.setup_env(self._launcher, self.randomness_cfg, self._env_cfg)
             self._env_ready = True
@@ -207,63 +204,24 @@ class Runner(PersistenceMixin):
         if self._set_up:
             return
         self._set_up = True
-        self._timestamp = sync_timestamp(self.world_size, self._work_dir)
-        if self._experiment_name is None:
-            stem = os.path.splitext(os.path.basename(self._cfg.filename or ""))[0]
-            self._experiment_name = f"{stem}_{self._timestamp}" if stem else self._timestamp
-        if self._default_scope is not None:
-            set_default_scope(self._default_scope)
-        os.makedirs(self.log_dir, exist_ok=True)
-        from ..logging import MessageHub, get_logger
-
-        self.logger = get_logger(
-            self._experiment_name,
-            log_file=os.path.join(self.log_dir, f"{self._timestamp}.log"),
-            log_level=self._log_level,
-            distributed_rank=self.rank,
-        )
-        self.message_hub = MessageHub.get_instance(self._experiment_name)
-        self.visualizer = build_visualizer(
-            self._visualizer_cfg, self._experiment_name, self.log_dir
-        )
-        cfg = dict(self._log_processor_cfg)
-        cfg.setdefault("type", "LogProcessor")
-        self.log_processor = LOG_PROCESSORS.build(cfg, key_path="log_processor")
+        self._agree_on_start()
+        before = dict(self._default_hooks or {})
         apply_auto_scale_workers(self, self._auto_scale_workers)  # before anything is built
-        self._register_hooks()
+        for name, hook in (self._default_hooks or {}).items():
+            if hook is not None and hook != before.get(name):
+                self._hooks.replace(name, hook)  # e.g. the rescaled checkpoint interval
         self._cfg_text = default_setup(self)
         self.logger.info("Hooks:\n" + self._hooks.describe())
 
-    def _register_hooks(self) -> None:
-        for name, hook in merge_default_hooks(DEFAULT_HOOKS, self._default_hooks).items():
-            self._hooks.register(hook, name=name)
-        for hook in self._custom_hooks:
-            self._hooks.register(hook)
-
-    def register_hook(self, hook: Any, priority: int | str | None = None) -> None:
-        """Add a hook (object or config dict) to this run."""
-        self._hooks.register(hook, priority=priority)
-
-    def call_hook(self, fn_name: str, **kwargs: Any) -> None:
-        """Call stage ``fn_name`` on every hook that implements it."""
-        self._hooks.call(fn_name, self, **kwargs)
-
-    def blame_hook(self, exc: BaseException, fn_name: str, fn: Any) -> None:
-        """Note on ``exc`` the hook whose function ``fn`` (from :attr:`stage_calls`) raised it."""
-        self._hooks.blame(exc, fn_name, fn)
-
-    def describe_hooks(self) -> str:
-        """For each stage, the hooks that run there, in order."""
-        return self._hooks.describe()
-
     def build_loop(self, mode: str) -> Any:
-        """Build the ``train``/``val``/``test`` loop from its config triple."""
-        loader, loop_cfg, third = (self._given[k] for k in _TRIPLES[mode])
+        """Build the ``train``/``val``/``test`` loop from its config triple, with
+        :meth:`build_train_loop` (``build_val_loop``, ``build_test_loop``)."""
+        loop_cfg = self._given[_TRIPLES[mode][1]]
         if loop_cfg is None:
             raise RuntimeError(
                 f"cannot {mode}: set {', '.join(_TRIPLES[mode])} in the config to {mode}"
             )
-        return build_loop(mode, loop_cfg, self, loader, third)
+        return getattr(self, f"build_{mode}_loop")(loop_cfg)
 
     def _prepare(self, train: bool) -> None:
         """Build and set up the model (and, to train, its optimizer wrapper and schedulers)."""
@@ -376,10 +334,6 @@ class Runner(PersistenceMixin):
 
     # ---------------------------------------------------------- properties
     @property
-    def cfg(self) -> Config:
-        return self._cfg
-
-    @property
     def model(self) -> nn.Module:
         """The model as set up by the strategy, built on first use: that sets up the
         strategy's environment (process group) too, released like train/val/test's."""
@@ -397,11 +351,6 @@ class Runner(PersistenceMixin):
         return self._train_loop
 
     @property
-    def train_loop_or_none(self) -> BaseLoop | None:
-        """The training loop if it is built, else None (never builds it)."""
-        return self._train_loop
-
-    @property
     def val_loop(self) -> BaseLoop | None:
         """The validation loop, or ``None`` when the config sets no validation."""
         if self._val_loop is None and self._given["val_cfg"] is not None:
@@ -413,86 +362,6 @@ class Runner(PersistenceMixin):
         if self._test_loop is None and self._given["test_cfg"] is not None:
             self._test_loop = self.build_loop("test")
         return self._test_loop
-
-    @property
-    def train_dataloader(self) -> Any:
-        return self.train_loop.dataloader
-
-    @property
-    def val_dataloader(self) -> Any:
-        return self.val_loop.dataloader if self.val_loop is not None else None
-
-    @property
-    def test_dataloader(self) -> Any:
-        return self.test_loop.dataloader if self.test_loop is not None else None
-
-    @property
-    def train_loop_by_epoch(self) -> bool:
-        """Whether training counts in epochs (True when there is no training loop)."""
-        loop = self._train_loop
-        return True if loop is None else bool(getattr(loop, "by_epoch", True))
-
-    @property
-    def epoch(self) -> int:
-        return self._train_loop.epoch if self._train_loop is not None else 0
-
-    @property
-    def iter(self) -> int:
-        return self._train_loop.iter if self._train_loop is not None else 0
-
-    @property
-    def max_epochs(self) -> int:
-        return self._train_loop.max_epochs if self._train_loop is not None else 0
-
-    @property
-    def max_iters(self) -> int:
-        return self._train_loop.max_iters if self._train_loop is not None else 0
-
-    @property
-    def work_dir(self) -> str:
-        return self._work_dir
-
-    @property
-    def log_dir(self) -> str:
-        return os.path.join(self._work_dir, self._timestamp)
-
-    @property
-    def timestamp(self) -> str:
-        return self._timestamp
-
-    @property
-    def experiment_name(self) -> str | None:
-        return self._experiment_name
-
-    @property
-    def hooks(self) -> list[Any]:
-        return self._hooks.hooks
-
-    @property
-    def rank(self) -> int:
-        return self.strategy.rank
-
-    @property
-    def world_size(self) -> int:
-        return self.strategy.world_size
-
-    @property
-    def distributed(self) -> bool:
-        return self.strategy.distributed
-
-    @property
-    def seed(self) -> int | None:
-        return self.strategy.seed
-
-    @property
-    def launcher(self) -> str:
-        return self._launcher
-
-    @property
-    def resuming(self) -> bool | str:
-        """The ``resume`` setting: True, ``'auto'``, a checkpoint path, or False (while a
-        checkpoint loads: True when the run resumes, False when it loads weights)."""
-        return self._resume
 
 
 #: mmengine's FlexibleRunner is the same class here: strategies are always pluggable.

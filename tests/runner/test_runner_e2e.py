@@ -173,9 +173,15 @@ def test_misspelled_runner_key_warns_with_suggestion(tmp_path):
 
 
 def test_runner_is_lazy(tmp_path):
+    """Construction builds the cheap parts only: the log folder and file, no model,
+    loops, checkpoints or config dump (those come with the first train/val/test)."""
     runner = Runner.from_cfg(experiment(tmp_path))
-    assert runner._model is None and runner._train_loop is None
-    assert not (tmp_path / "work").exists()
+    assert runner._model is None and runner._train_loop is None and not runner._env_ready
+    work = tmp_path / "work"
+    assert sorted(p.name for p in work.iterdir()) == [runner.timestamp]
+    assert sorted(p.name for p in (work / runner.timestamp).iterdir()) == [
+        f"{runner.timestamp}.log"
+    ]
 
 
 def test_resume_continues_from_checkpoint(tmp_path):
