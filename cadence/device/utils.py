@@ -79,7 +79,12 @@ def get_device() -> str:
 
 
 def get_max_cuda_memory(device: torch.device | int | str | None = None) -> int:
-    """Peak CUDA memory allocated on ``device`` since the last call, in MiB; resets the peak."""
+    """Peak CUDA memory allocated on ``device`` since the last call, in MiB; resets the peak.
+
+    Raises ``RuntimeError`` when CUDA is not available.
+    """
+    if not is_cuda_available():
+        raise RuntimeError("get_max_cuda_memory needs CUDA, which is not available")
     peak = torch.cuda.max_memory_allocated(device=device)
     torch.cuda.reset_peak_memory_stats(device=device)
     return int(peak) // (1024 * 1024)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
+import warnings
 
 import numpy as np
 import pytest
@@ -67,7 +68,11 @@ def test_set_multi_processing(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
     try:
-        set_multi_processing(mp_start_method="spawn", distributed=True)
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            set_multi_processing(mp_start_method="spawn", distributed=True)
+        messages = " ".join(str(w.message) for w in record)
+        assert "OMP_NUM_THREADS" in messages and "MKL_NUM_THREADS" in messages
         assert mp.get_start_method() == "spawn"
         import os
 
