@@ -1,4 +1,4 @@
-"""The top-level ``cadence`` names (mmengine's top-level names where cadence has them), imported lazily."""
+"""Top-level ``cadence`` names (mmengine's, where cadence has them), imported lazily."""
 
 from __future__ import annotations
 
@@ -21,7 +21,16 @@ def test_every_exported_name_is_its_modules_object():
 
 
 def test_mmengine_style_top_level_imports():
-    from cadence import MODELS, Config, DictAction, MessageHub, Registry, is_list_of, mkdir_or_exist, print_log
+    from cadence import (
+        MODELS,
+        Config,
+        DictAction,
+        MessageHub,
+        Registry,
+        is_list_of,
+        mkdir_or_exist,
+        print_log,
+    )
 
     assert Config is importlib.import_module("cadence.config").Config
     assert MODELS.name == "model" and isinstance(MODELS, Registry)

@@ -73,8 +73,14 @@ def get_device() -> str:
     The first available of ``'npu'``, ``'cuda'``, ``'mlu'``, ``'mps'``,
     ``'dipu'``, ``'musa'``, else ``'cpu'`` (mmengine's order). Checked once per process.
     """
-    checks = (("npu", is_npu_available), ("cuda", is_cuda_available), ("mlu", is_mlu_available),
-              ("mps", is_mps_available), ("dipu", is_dipu_available), ("musa", is_musa_available))  # fmt: skip
+    checks = (
+        ("npu", is_npu_available),
+        ("cuda", is_cuda_available),
+        ("mlu", is_mlu_available),
+        ("mps", is_mps_available),
+        ("dipu", is_dipu_available),
+        ("musa", is_musa_available),
+    )
     return next((name for name, check in checks if check()), "cpu")
 
 

@@ -29,7 +29,7 @@ def assert_allclose(
     equal_nan: bool = True,
     msg: str | None = None,
 ) -> None:
-    """Raise ``AssertionError`` unless ``actual`` and ``expected`` are close (``torch.testing.assert_close``).
+    """Raise ``AssertionError`` unless the two are close (``torch.testing.assert_close``).
 
     Tensors, numpy arrays and numbers are accepted; dtypes must match.
     """
@@ -58,9 +58,13 @@ def _equal(a: Any, b: Any) -> bool:
     return bool(result.all()) if hasattr(result, "all") else bool(result)
 
 
-def assert_dict_contains_subset(dict_obj: Mapping[Any, Any], expected_subset: Mapping[Any, Any]) -> bool:
+def assert_dict_contains_subset(
+    dict_obj: Mapping[Any, Any], expected_subset: Mapping[Any, Any]
+) -> bool:
     """Whether every key of ``expected_subset`` is in ``dict_obj`` with an equal value."""
-    return all(key in dict_obj and _equal(dict_obj[key], value) for key, value in expected_subset.items())
+    return all(
+        key in dict_obj and _equal(dict_obj[key], value) for key, value in expected_subset.items()
+    )
 
 
 def assert_attrs_equal(obj: Any, expected_attrs: Mapping[str, Any]) -> bool:

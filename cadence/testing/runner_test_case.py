@@ -90,10 +90,10 @@ def _loader(sampler: str, shuffle: bool) -> dict[str, Any]:
 
 
 class RunnerTestCase(TestCase):
-    """Base test case holding ``epoch_based_cfg`` (2 epochs) and ``iter_based_cfg`` (12 iterations)."""
+    """Test case with ``epoch_based_cfg`` (2 epochs) and ``iter_based_cfg`` (12 iterations)."""
 
     #: Environment for a one-process "distributed" run (:meth:`setup_dist_env`).
-    dist_cfg: ClassVar[dict[str, Any]] = {
+    dist_cfg: dict[str, Any] = {
         "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": 29600, "RANK": "0", "WORLD_SIZE": "1",
         "LOCAL_RANK": "0",
     }  # fmt: skip
@@ -155,7 +155,7 @@ class RunnerTestCase(TestCase):
         return f"{self._testMethodName}_{time.time_ns()}"
 
     def setup_dist_env(self) -> None:
-        """Set ``MASTER_ADDR``/``MASTER_PORT``/``RANK``/``WORLD_SIZE``/``LOCAL_RANK`` for one process.
+        """Set the env of a one-process group (``MASTER_ADDR``, ``MASTER_PORT``, ``RANK``...).
 
         Each call picks a free port (stored in ``dist_cfg['MASTER_PORT']``); the
         variables are restored in ``tearDown``.

@@ -12,11 +12,14 @@ from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
 class ConflictingArgumentsError(TypeError, AssertionError):
     """A deprecated argument and its replacement were both given (mmengine asserted)."""
 
 
-_DEFAULT_TMPL = 'Prerequisites "{}" are required in method "{}" but not found, please install them first.'
+_DEFAULT_TMPL = (
+    'Prerequisites "{}" are required in method "{}" but not found, please install them first.'
+)
 
 
 def check_prerequisites(
@@ -54,7 +57,7 @@ def _executable_found(name: str) -> bool:
 
 
 def requires_package(prerequisites: str | list[str]) -> Callable[[F], F]:
-    """Decorator: the function raises ``RuntimeError`` unless these Python packages are importable."""
+    """Decorator: calls raise ``RuntimeError`` unless these Python packages are importable."""
     return check_prerequisites(prerequisites, checker=_package_found)
 
 
@@ -63,11 +66,14 @@ def requires_executable(prerequisites: str | list[str]) -> Callable[[F], F]:
     return check_prerequisites(prerequisites, checker=_executable_found)
 
 
-def deprecated_api_warning(name_dict: dict[str, str], cls_name: str | None = None) -> Callable[[F], F]:
+def deprecated_api_warning(
+    name_dict: dict[str, str], cls_name: str | None = None
+) -> Callable[[F], F]:
     """Decorator: accept old argument names (keys of ``name_dict``) with a ``DeprecationWarning``.
 
     Keyword arguments under an old name are passed on under the new one; giving
-    both names at once raises :class:`ConflictingArgumentsError` (a ``TypeError``). Positional arguments are passed on
+    both names at once raises :class:`ConflictingArgumentsError` (a ``TypeError``).
+    Positional arguments are passed on
     as they are (only the warning is given).
     """
 
@@ -79,8 +85,11 @@ def deprecated_api_warning(name_dict: dict[str, str], cls_name: str | None = Non
             positional = []
 
         def _warn(old: str, new: str) -> None:
-            warnings.warn(f'"{old}" is deprecated in `{qualname}`, please use "{new}" instead',
-                          DeprecationWarning, stacklevel=3)  # fmt: skip
+            warnings.warn(
+                f'"{old}" is deprecated in `{qualname}`, please use "{new}" instead',
+                DeprecationWarning,
+                stacklevel=3,
+            )
 
         @functools.wraps(func)
         def wrapped(*args: Any, **kwargs: Any) -> Any:
@@ -89,8 +98,10 @@ def deprecated_api_warning(name_dict: dict[str, str], cls_name: str | None = Non
                     _warn(old, new)
                 if old in kwargs:
                     if new in kwargs:
-                        raise ConflictingArgumentsError(f"`{qualname}` got both the deprecated argument "
-                                        f"'{old}' and its replacement '{new}'")  # fmt: skip
+                        raise ConflictingArgumentsError(
+                            f"`{qualname}` got both the deprecated argument "
+                            f"'{old}' and its replacement '{new}'"
+                        )
                     _warn(old, new)
                     kwargs[new] = kwargs.pop(old)
             return func(*args, **kwargs)
@@ -104,8 +115,10 @@ def deprecated_function(since: str, removed_in: str, instructions: str) -> Calla
     """Decorator: calling the function warns ``DeprecationWarning`` naming both versions."""
 
     def wrap(func: F) -> F:
-        message = (f"'{func.__module__}.{func.__name__}' is deprecated in version {since} and "
-                   f"will be removed in version {removed_in}. Please {instructions}.")  # fmt: skip
+        message = (
+            f"'{func.__module__}.{func.__name__}' is deprecated in version {since} and "
+            f"will be removed in version {removed_in}. Please {instructions}."
+        )
 
         @functools.wraps(func)
         def wrapped(*args: Any, **kwargs: Any) -> Any:

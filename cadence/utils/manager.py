@@ -52,28 +52,28 @@ class ManagerMixin(metaclass=ManagerMeta):
         if not isinstance(name, str):
             raise ManagerError(f"type of name should be str, but got {type(name).__name__}")
         with _lock:
-            instances = cls._instance_dict  # type: ignore[attr-defined]
+            instances = cls._instance_dict
             if name not in instances:
-                instances[name] = cls(name=name, **kwargs)  # type: ignore[call-arg]
+                instances[name] = cls(name=name, **kwargs)
             elif kwargs:
                 warnings.warn(f"{cls.__name__} instance '{name}' already exists; "
                               f"get_instance ignores {sorted(kwargs)}", stacklevel=2)  # fmt: skip
-            return instances[name]  # type: ignore[no-any-return]
+            return instances[name]
 
     @classmethod
     def get_current_instance(cls: type[T]) -> T:
         """The most recently created instance; ``RuntimeError`` if there is none yet."""
         with _lock:
-            instances = cls._instance_dict  # type: ignore[attr-defined]
+            instances = cls._instance_dict
             if not instances:
                 raise RuntimeError(f"Before calling {cls.__name__}.get_current_instance(), you "
                                    "should call get_instance(name=xxx) at least once.")  # fmt: skip
-            return instances[next(reversed(instances))]  # type: ignore[no-any-return]
+            return instances[next(reversed(instances))]
 
     @classmethod
     def check_instance_created(cls, name: str) -> bool:
         """Whether an instance named ``name`` exists."""
-        return name in cls._instance_dict  # type: ignore[attr-defined]
+        return name in cls._instance_dict
 
     @property
     def instance_name(self) -> str:

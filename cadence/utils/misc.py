@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections import abc
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 
 def is_str(x: Any) -> bool:
@@ -25,23 +25,23 @@ def iter_cast(inputs: Iterable[Any], dst_type: type, return_type: type | None = 
 
 def list_cast(inputs: Iterable[Any], dst_type: type) -> list[Any]:
     """``iter_cast`` into a list."""
-    return iter_cast(inputs, dst_type, return_type=list)  # type: ignore[no-any-return]
+    return iter_cast(inputs, dst_type, return_type=list)
 
 
 def tuple_cast(inputs: Iterable[Any], dst_type: type) -> tuple[Any, ...]:
     """``iter_cast`` into a tuple."""
-    return iter_cast(inputs, dst_type, return_type=tuple)  # type: ignore[no-any-return]
+    return iter_cast(inputs, dst_type, return_type=tuple)
 
 
 def is_seq_of(
     seq: Any, expected_type: type | tuple[type, ...], seq_type: type | None = None
 ) -> bool:
-    """Whether ``seq`` is a sequence (of ``seq_type`` if given) whose items are ``expected_type``."""
+    """Whether ``seq`` is a sequence (of ``seq_type`` if given) of ``expected_type`` items."""
     if seq_type is not None and not isinstance(seq_type, type):
         raise TypeError(f"seq_type must be a type, got {seq_type!r}")
     if not isinstance(seq, seq_type or abc.Sequence):
         return False
-    return all(isinstance(item, expected_type) for item in seq)
+    return all(isinstance(item, expected_type) for item in cast(Iterable[Any], seq))
 
 
 def is_list_of(seq: Any, expected_type: type | tuple[type, ...]) -> bool:
@@ -55,7 +55,7 @@ def is_tuple_of(seq: Any, expected_type: type | tuple[type, ...]) -> bool:
 
 
 def slice_list(in_list: Sequence[Any], lens: int | list[int]) -> list[Any]:
-    """Cut ``in_list`` into consecutive pieces of the given lengths (or of equal length ``lens``)."""
+    """Cut ``in_list`` into consecutive pieces of the given lengths (or all of length ``lens``)."""
     if isinstance(lens, int):
         if lens <= 0 or len(in_list) % lens:
             raise ValueError(f"cannot cut a list of {len(in_list)} into pieces of {lens}")
@@ -118,7 +118,9 @@ def has_method(obj: object, method: str) -> bool:
 def is_method_overridden(method: str, base_class: type, derived_class: Any) -> bool:
     """Whether ``derived_class`` (a class or an instance) overrides ``base_class.method``."""
     if not isinstance(base_class, type):
-        raise TypeError(f"base_class must be a class, got an instance of {type(base_class).__name__}")
+        raise TypeError(
+            f"base_class must be a class, got an instance of {type(base_class).__name__}"
+        )
     if not isinstance(derived_class, type):
         derived_class = type(derived_class)
     return bool(getattr(derived_class, method) != getattr(base_class, method))

@@ -12,6 +12,7 @@ from typing import Any
 def is_installed(package: str) -> bool:
     """Whether ``package`` is installed: a distribution of that name, or an importable module."""
     import importlib.metadata  # ~50 ms: only when asked
+
     try:
         importlib.metadata.distribution(package)
         return True

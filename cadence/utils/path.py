@@ -33,7 +33,7 @@ def check_file_exist(filename: str | Path, msg_tmpl: str = 'file "{}" does not e
 
 
 def mkdir_or_exist(dir_name: str | Path, mode: int = 0o777) -> None:
-    """Create ``dir_name`` and its parents (``~`` expanded) unless it exists; ``''`` does nothing."""
+    """Create ``dir_name`` and its parents (``~`` expanded) if missing; ``''`` does nothing."""
     if dir_name == "":
         return
     os.makedirs(osp.expanduser(dir_name), mode=mode, exist_ok=True)

@@ -55,12 +55,21 @@ class ProgressBar:
         self.close()
         columns: list[Any] = [TextColumn("{task.description}")]
         if self.task_num > 0:
-            columns += [BarColumn(bar_width=self.bar_width), MofNCompleteColumn(),
-                        TextColumn("{task.fields[rate]} task/s,"), TextColumn("elapsed:"),
-                        TimeElapsedColumn(), TextColumn("ETA:"), TimeRemainingColumn()]  # fmt: skip
+            columns += [
+                BarColumn(bar_width=self.bar_width),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]} task/s,"),
+                TextColumn("elapsed:"),
+                TimeElapsedColumn(),
+                TextColumn("ETA:"),
+                TimeRemainingColumn(),
+            ]
         else:
-            columns += [TextColumn("completed: {task.completed},"),
-                        TextColumn("{task.fields[rate]} task/s, elapsed:"), TimeElapsedColumn()]  # fmt: skip
+            columns += [
+                TextColumn("completed: {task.completed},"),
+                TextColumn("{task.fields[rate]} task/s, elapsed:"),
+                TimeElapsedColumn(),
+            ]
         console = Console(file=self.file)
         self._progress = Progress(*columns, console=console, auto_refresh=False)
         total = self.task_num if self.task_num > 0 else None

@@ -42,7 +42,9 @@ def test_auto_argparser_reads_the_config_named_on_the_command_line(tmp_path, mon
 
 
 def test_config_dict_lazy_returns_lazy_objects_unresolved():
-    cfg = ConfigDict(dtype=LazyObject("collections.OrderedDict"), nested={"f": LazyObject("json.dumps")})
+    cfg = ConfigDict(
+        dtype=LazyObject("collections.OrderedDict"), nested={"f": LazyObject("json.dumps")}
+    )
     import collections
     import json
 

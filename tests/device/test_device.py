@@ -25,7 +25,13 @@ def test_checks_agree_with_torch():
 
 
 def test_get_device_names_the_accelerator_or_cpu():
-    expected = "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
+    expected = (
+        "cuda"
+        if torch.cuda.is_available()
+        else "mps"
+        if torch.backends.mps.is_available()
+        else "cpu"
+    )
     if is_npu_available():
         expected = "npu"
     assert get_device() == expected

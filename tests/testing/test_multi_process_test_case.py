@@ -66,8 +66,13 @@ def _joiner_with_exit_codes(*codes: int | None) -> _Joiner:
 
 
 def test_a_failing_rank_fails_the_test_with_its_traceback():
-    with pytest.raises(RuntimeError, match="Process 1 exited with error code 10 and exception:\nTraceback of rank 1"):
-        _joiner_with_exit_codes(0, MultiProcessTestCase.TEST_ERROR_EXIT_CODE)._check_return_codes(0.1)
+    with pytest.raises(
+        RuntimeError,
+        match="Process 1 exited with error code 10 and exception:\nTraceback of rank 1",
+    ):
+        _joiner_with_exit_codes(0, MultiProcessTestCase.TEST_ERROR_EXIT_CODE)._check_return_codes(
+            0.1
+        )
     with pytest.raises(RuntimeError, match="Process 0 timed out"):
         _joiner_with_exit_codes(None, 0)._check_return_codes(5)
     with pytest.raises(AssertionError, match="Process 1 exited with code 3"):

@@ -1,4 +1,4 @@
-"""RunnerTestCase as downstream suites use it: subclass, build a runner from the tiny config, train."""
+"""RunnerTestCase as downstream suites use it: subclass, build a runner, train."""
 
 from __future__ import annotations
 

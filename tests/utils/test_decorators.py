@@ -26,7 +26,9 @@ def test_requires_package_runs_when_present_and_names_the_missing():
         return "ran"
 
     assert ok() == "ran"
-    with pytest.raises(RuntimeError, match='"no_such_pkg_cadence_x" are required in method "missing"'):
+    with pytest.raises(
+        RuntimeError, match='"no_such_pkg_cadence_x" are required in method "missing"'
+    ):
         missing()
 
 
@@ -56,7 +58,9 @@ def test_deprecated_api_warning_renames_keyword_arguments():
     def func(new=0, other=1):
         return new, other
 
-    with pytest.warns(DeprecationWarning, match='"old" is deprecated in `Thing.func`, please use "new"'):
+    with pytest.warns(
+        DeprecationWarning, match='"old" is deprecated in `Thing.func`, please use "new"'
+    ):
         assert func(old=5) == (5, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -72,6 +76,10 @@ def test_deprecated_function_warns_with_versions_and_documents_itself():
         """Old helper."""
         return 7
 
-    with pytest.warns(DeprecationWarning, match=r"legacy' is deprecated in version 0.2 and will be removed in version 0.4. Please use another\(\)"):
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"legacy' is deprecated in version 0.2 and will be removed in version 0.4. "
+        r"Please use another\(\)",
+    ):
         assert legacy() == 7
     assert legacy.__doc__.startswith("Old helper.") and "deprecated:: 0.2" in legacy.__doc__

@@ -64,7 +64,10 @@ def test_scandir(tmp_path):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("")
     assert sorted(scandir(tmp_path)) == ["a.py", "b.TXT"]
-    assert sorted(scandir(str(tmp_path), ".py", recursive=True)) == ["a.py", osp.join("sub", "c.py")]
+    assert sorted(scandir(str(tmp_path), ".py", recursive=True)) == [
+        "a.py",
+        osp.join("sub", "c.py"),
+    ]
     assert sorted(scandir(tmp_path, (".txt",), recursive=True, case_sensitive=False)) == [
         "b.TXT", osp.join("sub", "deep", "d.txt")]  # fmt: skip
     with pytest.raises(TypeError, match="suffix"):
@@ -88,7 +91,9 @@ def test_import_modules_from_strings():
     with pytest.raises(ImportError, match="no_such_mod_x"):
         import_modules_from_strings(["no_such_mod_x"])
     with pytest.warns(UserWarning, match="no_such_mod_x failed to import"):
-        assert import_modules_from_strings(["json", "no_such_mod_x"], allow_failed_imports=True) == [json, None]
+        assert import_modules_from_strings(
+            ["json", "no_such_mod_x"], allow_failed_imports=True
+        ) == [json, None]
     with pytest.raises(TypeError):
         import_modules_from_strings(("json",))  # type: ignore[arg-type]
 

@@ -112,10 +112,13 @@ class MultiProcessTestCase(unittest.TestCase):
 
     def _spawn_processes(self) -> None:
         """Start the ranks with :attr:`start_method` (``'spawn'`` by default)."""
-        self._start_processes(mp.get_context(self.start_method).Process)
+        context: Any = mp.get_context(self.start_method)
+        self._start_processes(context.Process)
 
     @classmethod
-    def _run(cls, state: dict[str, Any], rank: int, test_name: str, file_name: str, pipe: Any) -> None:
+    def _run(
+        cls, state: dict[str, Any], rank: int, test_name: str, file_name: str, pipe: Any
+    ) -> None:
         self = cls(test_name)
         self.__dict__.update(state)
         self.rank = rank
@@ -123,7 +126,7 @@ class MultiProcessTestCase(unittest.TestCase):
         self.run_test(test_name, pipe)
 
     def run_test(self, test_name: str, pipe: Any) -> None:
-        """Run ``test_name`` in this rank; exit with an error code (and send the traceback) if it fails."""
+        """Run ``test_name`` here; on failure send the traceback and exit with an error code."""
         try:
             getattr(self, test_name)()
         except unittest.SkipTest as skip:

@@ -80,7 +80,9 @@ def is_jit_tracing() -> bool:
     return bool(torch.jit.is_tracing())
 
 
-def load_url(url: str, model_dir: str | None = None, map_location: Any = None, **kwargs: Any) -> Any:
+def load_url(
+    url: str, model_dir: str | None = None, map_location: Any = None, **kwargs: Any
+) -> Any:
     """Download (once, into the torch hub cache or ``model_dir``) and load a checkpoint URL."""
     return torch.hub.load_state_dict_from_url(url, model_dir=model_dir, map_location=map_location,
                                               **kwargs)  # fmt: skip

@@ -23,8 +23,14 @@ class TimeCounter:
 
     _instances: ClassVar[dict[str, TimeCounter]] = {}
 
-    def __new__(cls, log_interval: int = 1, warmup_interval: int = 1, with_sync: bool = True,
-                tag: str | None = None, logger: logging.Logger | None = None) -> TimeCounter:  # fmt: skip
+    def __new__(
+        cls,
+        log_interval: int = 1,
+        warmup_interval: int = 1,
+        with_sync: bool = True,
+        tag: str | None = None,
+        logger: logging.Logger | None = None,
+    ) -> TimeCounter:
         if tag is not None and tag in cls._instances:
             return cls._instances[tag]
         instance = super().__new__(cls)
@@ -32,13 +38,21 @@ class TimeCounter:
             cls._instances[tag] = instance
         return instance
 
-    def __init__(self, log_interval: int = 1, warmup_interval: int = 1, with_sync: bool = True,
-                 tag: str | None = None, logger: logging.Logger | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        log_interval: int = 1,
+        warmup_interval: int = 1,
+        with_sync: bool = True,
+        tag: str | None = None,
+        logger: logging.Logger | None = None,
+    ) -> None:
         if getattr(self, "_initialised", False):
             return
         if log_interval < 1 or warmup_interval < 1:
-            raise ValueError("log_interval and warmup_interval must be >= 1, got "
-                             f"{log_interval} and {warmup_interval}")  # fmt: skip
+            raise ValueError(
+                "log_interval and warmup_interval must be >= 1, got "
+                f"{log_interval} and {warmup_interval}"
+            )
         self.log_interval = log_interval
         self.warmup_interval = warmup_interval
         self.with_sync = with_sync
@@ -80,8 +94,10 @@ class TimeCounter:
         self.total_time += elapsed
         counted = self.num_runs - self.warmup_interval
         if counted % self.log_interval == 0:
-            message = (f"[{self.tag}]-time per run averaged in the past {counted} runs: "
-                       f"{self.total_time / counted * 1000:.1f} ms")  # fmt: skip
+            message = (
+                f"[{self.tag}]-time per run averaged in the past {counted} runs: "
+                f"{self.total_time / counted * 1000:.1f} ms"
+            )
             if self.logger is None:
                 print(message)
             else:
