@@ -56,3 +56,12 @@ def test_train_script_trains_and_test_script_evaluates_its_checkpoint(
         predictions = pickle.load(f)
     assert len(predictions) == 32  # the val split, dumped by DumpResults
     assert {"pred_label", "gt_label"} <= set(predictions[0])
+
+
+def test_config_passes_the_checker() -> None:
+    from cadence.cli.config_check import check_config
+    from cadence.config import Config
+
+    checker = check_config(Config.fromfile(os.path.join(PROJECT, CONFIG)))
+    assert checker.problems == [], "\n".join(map(str, checker.problems))
+    assert checker.checked > 10
