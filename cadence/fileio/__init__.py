@@ -10,10 +10,14 @@ from .backend import (
     storage_options,
     url_scheme,
 )
+from .file_backend import FileBackend, FsspecBackend, LocalBackend, get_file_backend
+from .handlers import BaseFileHandler, JsonHandler, PickleHandler, YamlHandler, register_handler
 from .io import (
     copyfile,
+    copytree,
     exists,
     get,
+    get_local_path,
     get_text,
     isdir,
     isfile,
@@ -22,10 +26,15 @@ from .io import (
     put,
     put_text,
     remove,
+    rmtree,
 )
+from .serialize import dict_from_file, dump, list_from_file, load
 
 __all__ = [
-    "StorageUnavailable", "check_url", "copyfile", "exists", "filesystem", "get", "get_text",
-    "is_url", "isdir", "isfile", "join_path", "list_dir_or_file", "local_path", "map_path",
-    "put", "put_text", "remove", "storage_options", "url_scheme",
+    "BaseFileHandler", "FileBackend", "FsspecBackend", "JsonHandler", "LocalBackend",
+    "PickleHandler", "StorageUnavailable", "YamlHandler", "check_url", "copyfile", "copytree",
+    "dict_from_file", "dump", "exists", "filesystem", "get", "get_file_backend",
+    "get_local_path", "get_text", "is_url", "isdir", "isfile", "join_path",
+    "list_dir_or_file", "list_from_file", "load", "local_path", "map_path", "put", "put_text",
+    "register_handler", "remove", "rmtree", "storage_options", "url_scheme",
 ]  # fmt: skip

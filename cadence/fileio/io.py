@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -86,7 +88,12 @@ def remove(path: str, backend_args: BackendArgs = None) -> None:
 
 
 def copyfile(src: str, dst: str, backend_args: BackendArgs = None) -> str:
-    """Copy file ``src`` to ``dst`` (either may be a URL); return ``dst``."""
+    """Copy file ``src`` to ``dst`` (either may be a URL); return the path written.
+
+    A local ``dst`` that is a folder receives the file under its own name.
+    """
+    if not is_url(dst) and os.path.isdir(local_path(dst)):
+        dst = os.path.join(dst, os.path.basename(src.rstrip("/")))
     if not is_url(dst):
         os.makedirs(os.path.dirname(os.path.abspath(local_path(dst))), exist_ok=True)
     if not is_url(src) and not is_url(dst):
@@ -134,3 +141,46 @@ def list_dir_or_file(
             yield relative
         elif not is_dir and list_file and (suffix is None or relative.endswith(suffix)):
             yield relative
+
+
+@contextlib.contextmanager
+def get_local_path(
+    filepath: str | os.PathLike[str], backend_args: BackendArgs = None
+) -> Iterator[str]:
+    """Context manager: a local path to ``filepath``'s content.
+
+    A local path is given back as it is; a URL is downloaded into a temporary
+    folder (the file keeps its name) that is removed on exit.
+    """
+    path = os.fspath(filepath)
+    if not is_url(path):
+        yield local_path(path)
+        return
+    fs, inner = filesystem(path, backend_args)
+    with tempfile.TemporaryDirectory(prefix="cadence-fileio-") as folder:
+        target = os.path.join(folder, os.path.basename(inner.rstrip("/")) or "file")
+        fs.get_file(inner, target)
+        yield target
+
+
+def rmtree(dir_path: str, backend_args: BackendArgs = None) -> None:
+    """Delete folder ``dir_path`` and everything under it."""
+    if not is_url(dir_path):
+        shutil.rmtree(local_path(dir_path))
+        return
+    fs, inner = filesystem(dir_path, backend_args)
+    fs.rm(inner, recursive=True)
+
+
+def copytree(src: str, dst: str, backend_args: BackendArgs = None) -> str:
+    """Copy folder ``src`` to ``dst`` (either may be a URL), which must not exist yet
+    (``FileExistsError``); return ``dst``."""
+    if exists(dst, backend_args):
+        raise FileExistsError(f"copytree: {dst} already exists")
+    if not is_url(src) and not is_url(dst):
+        shutil.copytree(local_path(src), local_path(dst))
+        return dst
+    for name in list_dir_or_file(src, list_dir=False, recursive=True, backend_args=backend_args):
+        parts = name.split(os.sep) if not is_url(src) else name.split("/")
+        copyfile(join_path(src, *parts), join_path(dst, *parts), backend_args)
+    return dst

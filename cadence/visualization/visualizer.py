@@ -5,20 +5,34 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from ..logging._rank import process_rank
-from ..logging.instances import GlobalInstanceMixin
+from ..logging.instances import (
+    GlobalInstanceMixin,
+    lookup_instance,
+    register_instance,
+    set_current_instance,
+)
 from ..registry import VISBACKENDS, VISUALIZERS
+from .drawing import DrawingMixin
 from .image import to_rgb_uint8
 from .vis_backend import BaseVisBackend
 
 BackendCfg = dict[str, Any] | BaseVisBackend
+V = TypeVar("V", bound="Visualizer")
 
 
 @VISUALIZERS.register_module()
-class Visualizer(GlobalInstanceMixin):
-    """Sends configs, scalars and images to its backends (rank 0 only), fetchable by name.
+class Visualizer(DrawingMixin, GlobalInstanceMixin):
+    """Draws on images and sends configs, scalars and images to its backends (rank 0
+    only); instances are fetchable by name.
+
+    Drawing (``set_image``, ``draw_bboxes``... ``get_image``, see
+    :class:`~cadence.visualization.drawing.DrawingMixin`) uses matplotlib's Agg
+    canvas and works on every rank; ``add_*`` record on rank 0 only. Subclasses
+    implement :meth:`add_datasample`; an instance of a subclass is also the current
+    ``Visualizer`` (``Visualizer.get_current_instance()`` returns it), as in mmengine.
 
     Its :meth:`state_dict` names the tracker runs its backends write to (W&B and
     MLflow run ids, the TensorBoard log dir); the runner keeps it in every
@@ -32,7 +46,10 @@ class Visualizer(GlobalInstanceMixin):
         save_dir: run directory; backends write under ``<save_dir>/vis_data``
             as in mmengine. Backend configs are skipped (with a warning) when
             it is None.
-        image: accepted for mmengine compatibility (drawing on images comes later).
+        image: an RGB image to start drawing on (see :meth:`set_image`).
+        fig_save_cfg: keyword arguments of the matplotlib figure drawn on
+            (default ``frameon=False``).
+        fig_show_cfg: keyword arguments of the figure :meth:`show` opens.
     """
 
     _default_instance_name = "visualizer"
@@ -43,8 +60,11 @@ class Visualizer(GlobalInstanceMixin):
         image: Any = None,
         vis_backends: BackendCfg | list[BackendCfg] | None = None,
         save_dir: str | os.PathLike[str] | None = None,
+        fig_save_cfg: dict[str, Any] | None = None,
+        fig_show_cfg: dict[str, Any] | None = None,
     ) -> None:
-        self._image = image
+        self._init_drawing(fig_save_cfg, fig_show_cfg)
+        self._image = None
         self._dataset_meta: dict[str, Any] | None = None
         self._vis_backends: dict[str, BaseVisBackend] = {}
         backends = (
@@ -63,6 +83,21 @@ class Visualizer(GlobalInstanceMixin):
         for index, item in enumerate(backends):
             self._add_backend(index, item, data_dir)
         super().__init__(name)
+        if type(self) is not Visualizer:  # a subclass instance is the current Visualizer too
+            register_instance(Visualizer, name, self)
+        if image is not None:
+            self.set_image(image)
+
+    @classmethod
+    def get_instance(cls: type[V], name: str, **kwargs: Any) -> V:
+        """The instance ``name`` (created with ``kwargs`` if missing), made current for
+        its class and for ``Visualizer``."""
+        instance = super().get_instance(name, **kwargs)
+        if cls is not Visualizer:
+            if lookup_instance(Visualizer, name) is not instance:
+                register_instance(Visualizer, name, instance)
+            set_current_instance(Visualizer, name)
+        return instance
 
     def _add_backend(self, index: int, item: Any, data_dir: str | None) -> None:
         if isinstance(item, dict):
@@ -150,8 +185,59 @@ class Visualizer(GlobalInstanceMixin):
             for backend in self._vis_backends.values():
                 backend.add_scalars(scalar_dict, step, file_path, **kwargs)
 
-    def add_datasample(self, *args: Any, **kwargs: Any) -> None:
-        """Draw a data sample; the base visualizer draws nothing (subclasses do)."""
+    def add_datasample(
+        self,
+        name: str,
+        image: Any,
+        data_sample: Any = None,
+        draw_gt: bool = True,
+        draw_pred: bool = True,
+        show: bool = False,
+        wait_time: float = 0,
+        step: int = 0,
+    ) -> None:
+        """Draw ``data_sample`` (ground truth and/or prediction) on ``image`` and
+        record it (``add_image``) or :meth:`show` it. The base class draws nothing:
+        task visualizers override this, usually with ``set_image``, ``draw_*``,
+        ``get_image`` and ``add_image(name, drawn, step)``."""
+
+    def show(
+        self,
+        drawn_img: Any = None,
+        win_name: str = "image",
+        wait_time: float = 0.0,
+        continue_key: str = " ",
+        backend: str = "matplotlib",
+    ) -> Any:
+        """Show ``drawn_img`` (default: :meth:`get_image`) in a matplotlib window named
+        ``win_name`` for ``wait_time`` seconds (0: until it is closed); return the figure.
+
+        ``continue_key`` is accepted for mmengine compatibility (closing the window or
+        the timeout continues). With a non-interactive matplotlib backend (Agg, as on
+        servers) nothing is displayed.
+        """
+        del continue_key
+        if backend != "matplotlib":
+            raise ValueError(
+                f'backend should be "matplotlib" (cadence has no OpenCV window), got {backend!r}'
+            )
+        import matplotlib.pyplot as plt
+
+        image = self.get_image() if drawn_img is None else drawn_img
+        figure = plt.figure(num=win_name, **self.fig_show_cfg)
+        figure.clear()
+        figure.subplots_adjust(left=0, right=1, bottom=0, top=1)
+        axes = figure.add_subplot()
+        axes.axis(False)
+        axes.imshow(image)
+        if plt.get_backend().lower() in ("agg", "pdf", "svg", "ps", "cairo", "template"):
+            return figure
+        if wait_time > 0:
+            plt.show(block=False)
+            plt.pause(wait_time)
+        else:
+            plt.show()
+        return figure
 
     def close(self) -> None:
         """Close every backend."""
