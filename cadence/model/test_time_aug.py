@@ -47,6 +47,13 @@ def split_views(data: Any) -> list[Any]:
     return [[value[i] for _, value in fields] for i in range(num_views)]
 
 
+def _into_module(model: nn.Module, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
+    """Load-state-dict pre-hook: a key ``<prefix>x`` becomes ``<prefix>module.x``."""
+    inner = f"{prefix}module."
+    for key in [k for k in state_dict if k.startswith(prefix) and not k.startswith(inner)]:
+        state_dict[inner + key[len(prefix) :]] = state_dict.pop(key)
+
+
 def _view_count(key: Any, value: Any) -> int:
     if not isinstance(value, Sequence) or isinstance(value, (str, bytes)):
         raise TypeError(
@@ -62,9 +69,10 @@ class BaseTTAModel(BaseModel):
 
     Subclasses implement :meth:`merge_preds`. The wrapped model is built from its
     config (``MODELS``) unless a module is given; ``data_preprocessor`` becomes the
-    wrapped model's when its config names none. Loading a checkpoint into this model
-    loads it into ``module`` (the runner and ``load_checkpoint`` look inside a
-    ``module`` attribute), so a checkpoint of the plain model fits.
+    wrapped model's when its config names none. A state dict of the plain model
+    (keys without the ``module.`` prefix, as checkpoints are read) loads into
+    ``module``, so the trained model's checkpoint fits, also when the runner has
+    wrapped this model for distributed testing.
 
     Args:
         module: the model to test, or its config.
@@ -93,6 +101,7 @@ class BaseTTAModel(BaseModel):
                 f"the model wrapped by {type(self).__name__} ({type(self.module).__name__}) "
                 "has no test_step"
             )
+        self.register_load_state_dict_pre_hook(_into_module)
 
     @abstractmethod
     def merge_preds(self, data_samples_list: list[Sequence[Any]]) -> list[Any]:

@@ -144,6 +144,21 @@ def test_malformed_batches_are_rejected(batch, error, match):
         Mean(Doubler()).test_step(batch)
 
 
+def test_state_dicts_with_and_without_the_module_prefix_load_into_the_wrapped_module():
+    plain = Doubler()
+    with torch.no_grad():
+        plain.w.fill_(3.0)
+    tta = Mean(Doubler())
+    tta.load_state_dict(plain.state_dict(), strict=True)  # keys: "w", ...
+    assert tta.module.w.item() == 3.0
+    again = Mean(Doubler())
+    again.load_state_dict(tta.state_dict(), strict=True)  # keys: "module.w", ...
+    assert again.module.w.item() == 3.0
+    outer = nn.ModuleDict({"tta": Mean(Doubler())})  # the hook honours a parent's prefix
+    outer.load_state_dict({f"tta.{k}": v for k, v in plain.state_dict().items()}, strict=True)
+    assert outer["tta"].module.w.item() == 3.0
+
+
 def test_a_checkpoint_of_the_plain_model_loads_into_the_wrapped_module(tmp_path):
     trained = Doubler()
     with torch.no_grad():
