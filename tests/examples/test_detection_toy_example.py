@@ -8,6 +8,7 @@ reach about 0.7.
 
 from __future__ import annotations
 
+import ast
 import glob
 import os
 import pickle
@@ -53,7 +54,7 @@ def test_short_training_then_flip_tta_runs_both_views_and_beats_chance(tmp_path,
     assert main(["test", CONFIG, checkpoint, "--tta", "--out", out, "--work-dir", work,
                  *overrides]) == 0  # fmt: skip
     printed = capsys.readouterr().out.strip().splitlines()[-1]
-    metrics = eval(printed)  # the metrics dict the command prints last
+    metrics = ast.literal_eval(printed)  # the metrics dict the command prints last
     assert metrics["toy/mean_iou"] > 2 * CHANCE_IOU
 
     with open(out, "rb") as f:
