@@ -57,6 +57,13 @@ class Stream(PlainStream):
         self._start = state["yielded"]
 
 
+class SizedStream(Stream):
+    """Stream with a length, which an epoch loop needs."""
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
 class Net(BaseModel):
     def __init__(self, data_preprocessor: Any = None) -> None:
         super().__init__(data_preprocessor=data_preprocessor)
@@ -83,15 +90,20 @@ class Seen(Hook):
 def _toys() -> None:
     DATASETS.register_module(module=Stream, force=True)
     DATASETS.register_module(module=PlainStream, force=True)
+    DATASETS.register_module(module=SizedStream, force=True)
     MODELS.register_module(module=Net, force=True)
 
 
 def run(
-    work_dir: Any, loader: Any, max_iters: int = 12, resume: Any = False
+    work_dir: Any, loader: Any, max_iters: int = 12, resume: Any = False, epochs: int = 0
 ) -> tuple[Runner, Seen]:
+    """Train ``max_iters`` iterations (or ``epochs`` epochs), saving every 3 iterations."""
+    train_cfg = dict(type="IterBasedTrainLoop", max_iters=max_iters)
+    if epochs:
+        train_cfg = dict(type="EpochBasedTrainLoop", max_epochs=epochs)
     runner = Runner(**dict(
         model=dict(type="Net"), work_dir=str(work_dir), train_dataloader=loader,
-        train_cfg=dict(type="IterBasedTrainLoop", max_iters=max_iters),
+        train_cfg=train_cfg,
         optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.1, momentum=0.9)),
         default_hooks=dict(logger=dict(type="LoggerHook", progress="off"),
                            checkpoint=dict(type="CheckpointHook", interval=3, by_epoch=False)),
@@ -139,6 +151,17 @@ def test_a_killed_stream_resumes_mid_epoch_exactly(tmp_path, workers, resume_at,
     assert rest.batches == seen.batches[resume_at:]
     assert_same_weights(full, resumed)
     assert not [w for w in recwarn if "restarts from its beginning" in str(w.message)]
+
+
+def test_an_epoch_loop_resumes_a_stream_with_a_length_mid_epoch_exactly(tmp_path):
+    loader = stream_cfg(0, "SizedStream")
+    full, seen = run(tmp_path / "full", loader, epochs=2)
+    assert seen.batches == order(0) * 2  # 5 batches an epoch
+    resumed, rest = run(
+        tmp_path / "resumed", loader, epochs=2, resume=str(tmp_path / "full/iter_6.pth")
+    )  # fmt: skip
+    assert rest.batches == seen.batches[6:]
+    assert_same_weights(full, resumed)
 
 
 def test_a_stream_without_state_resumes_with_a_warning_naming_the_consequence(tmp_path):
