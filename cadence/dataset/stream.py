@@ -83,15 +83,20 @@ class StreamPositions:
     """The main side's record of each worker's place, batch after batch, in one iterator.
 
     ``start`` maps a worker id to the state its stream was loaded with (absent: the
-    stream's beginning). :meth:`state_dict` is the loader state described in the module
-    doc: with the next batch due from worker ``r``, workers ``j < r`` that gave a batch
-    in the current turn keep their state before it, and ``skip`` counts them.
+    stream's beginning); ``skip`` is the number of batches the iterator drops first.
+    :meth:`state_dict` is the loader state described in the module doc: with the next
+    batch due from worker ``r``, workers ``j < r`` that gave a batch in the current turn
+    keep their state before it, and ``skip`` counts them.
     """
 
-    def __init__(self, num_workers: int, start: Mapping[int, Any] | None = None) -> None:
+    def __init__(
+        self, num_workers: int, start: Mapping[int, Any] | None = None, skip: int = 0
+    ) -> None:
         self.num_workers = num_workers
         self._streams = max(num_workers, 1)
-        self._after: dict[int, Any] = dict(start or {})
+        self._start = dict(start or {})
+        self._skip = skip  # batches the iterator drops first; saved as is until it has
+        self._after: dict[int, Any] = dict(self._start)
         self._before: dict[int, Any] = {}
         self._turn: list[int] = []  # workers that gave a batch in the current turn, in order
         self.ended = False
@@ -100,6 +105,7 @@ class StreamPositions:
         """Worker ``worker_id`` gave a batch, after which its stream is at ``state``."""
         if self._turn and worker_id <= self._turn[-1]:
             self._turn = []  # a new turn began at a lower worker id
+        self._skip = 0
         self._before[worker_id] = self._after.get(worker_id)
         self._after[worker_id] = state
         self._turn.append(worker_id)
@@ -112,6 +118,8 @@ class StreamPositions:
         """Each worker's state and ``skip`` (see the class doc)."""
         if self.ended:
             return fresh_state(self.num_workers)
+        if self._skip:  # nothing drawn yet from an iterator that resumes: its start
+            return {"num_workers": self.num_workers, "workers": self._start, "skip": self._skip}
         complete = not self._turn or self._turn[-1] == self._streams - 1
         repeat = set() if complete else set(self._turn)
         workers = {
@@ -197,8 +205,9 @@ class StreamLoader(ExplainedDataLoader):
             batches = super().__iter__()  # workers copy the dataset (and its pending states) now
         finally:
             wrapped.pending = None
-        positions = self._positions = StreamPositions(self.num_workers, state["workers"])
-        return _Untagged(batches, positions, int(state["skip"]))
+        skip = int(state["skip"])
+        positions = self._positions = StreamPositions(self.num_workers, state["workers"], skip)
+        return _Untagged(batches, positions, skip)
 
     def state_dict(self) -> dict[str, Any]:
         """Each worker's stream state and the batches to drop on resume (module doc)."""

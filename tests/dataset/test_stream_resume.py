@@ -247,6 +247,14 @@ def test_positions_of_a_first_batch_go_back_to_the_start_the_worker_was_given():
     assert loaded.state_dict() == {"num_workers": 2, "workers": {0: "a5", 1: "b5"}, "skip": 1}
 
 
+def test_positions_of_a_resumed_iterator_that_drew_nothing_yet_are_its_start():
+    positions = StreamPositions(2, {0: "a5", 1: "b6"}, skip=1)
+    assert positions.state_dict() == {"num_workers": 2, "workers": {0: "a5", 1: "b6"}, "skip": 1}
+    positions.record(0, "a6")  # the dropped repeat
+    positions.record(1, "b7")
+    assert positions.state_dict() == {"num_workers": 2, "workers": {0: "a6", 1: "b7"}, "skip": 0}
+
+
 def test_positions_skip_workers_whose_stream_ended():
     positions = StreamPositions(3)  # worker 1 ran out: turns go 0, 2, 0, 2
     for worker, state in [(0, "a1"), (1, "b1"), (2, "c1"), (0, "a2"), (2, "c2"), (0, "a3")]:
