@@ -115,3 +115,38 @@ def prefixed(name: str | None, metrics: Mapping[str, Any]) -> dict[str, Any]:
     if name is None:
         return dict(metrics)
     return {f"{name}/{key}": value for key, value in metrics.items()}
+
+
+def eval_set_paths(loaders: Any, evaluators: Any, mode: str) -> list[tuple[str, Any, str, Any]]:
+    """``(loader key path, loader, evaluator key path, evaluator)`` of each set, for config
+    checks; sets that do not pair up (see :func:`split_eval_sets`) get ``None`` evaluators."""
+    lpath, epath = f"{mode}_dataloader", f"{mode}_evaluator"
+    if is_single_loader(loaders):
+        return [(lpath, loaders, epath, evaluators)]
+    try:
+        sets = split_eval_sets(loaders, evaluators, mode)
+    except ValueError:
+        sets = [(name, loader, None) for name, loader in _named_loaders_or_empty(loaders)]
+    if _is_shared_evaluator(evaluators):  # one config: checked once
+        return [
+            (f"{lpath}.{name}", loader, epath, evaluators if i == 0 else None)
+            for i, (name, loader, _) in enumerate(sets)
+        ]
+    return [(f"{lpath}.{name}", loader, f"{epath}.{name}", ev) for name, loader, ev in sets]
+
+
+def _named_loaders_or_empty(loaders: Any) -> list[tuple[str, Any]]:
+    if isinstance(loaders, (list, tuple)):
+        return [(str(i), loader) for i, loader in enumerate(loaders)]
+    return [(str(name), loader) for name, loader in loaders.items()]
+
+
+def eval_sets_problem(loaders: Any, evaluators: Any, mode: str) -> str | None:
+    """Why ``{mode}_dataloader`` and ``{mode}_evaluator`` do not pair up, or None."""
+    if loaders is None or evaluators is None:
+        return None
+    try:
+        split_eval_sets(loaders, evaluators, mode)
+    except ValueError as exc:
+        return str(exc)
+    return None
