@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..utils import closest_names
@@ -65,7 +65,7 @@ def select_keys(runs: Sequence[ScalarLog], keys: Sequence[str] | None) -> list[s
     return list(dict.fromkeys(keys))
 
 
-def set_keys(key: str, available: Sequence[str]) -> list[str]:
+def set_keys(key: str, available: Iterable[str]) -> list[str]:
     """The logged keys ``<set>/<key>`` of several validation or test sets
     (``clean/accuracy/top1`` for ``accuracy/top1``), drawn in ``key``'s subplot."""
     suffix = f"/{key}"
