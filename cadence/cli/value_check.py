@@ -52,6 +52,7 @@ LOOP_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("max_iters", _positive_int, "an int > 0"),
     ("val_interval", _positive_int, "an int >= 1 (validate every N epochs or iterations)"),
     ("val_begin", _natural, "an int >= 0"),
+    ("resume_policy", lambda v: v in ("keep", "stretch"), "'keep' or 'stretch'"),
 )
 LOADER_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("batch_size", _positive_int, "an int > 0 (samples per process and step)"),

@@ -36,3 +36,12 @@ def test_each_set_is_checked_and_evaluators_must_name_the_same_sets(tmp_path, ca
         for line in lines
     ), lines
     assert any("val_dataloader.noisy.dataset" in line and "size" in line for line in lines), lines
+
+
+def test_a_bad_resume_policy_is_reported(tmp_path, capsys):
+    bad = SETS.replace("resume_policy='stretch'", "resume_policy='grow'")
+    assert run(["check", write(tmp_path, bad)]) == 2
+    lines = problem_lines(capsys.readouterr().out)
+    assert any(
+        "train_cfg.resume_policy" in line and "'keep' or 'stretch'" in line for line in lines
+    ), lines
