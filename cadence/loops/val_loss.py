@@ -12,7 +12,8 @@ Each batch gives the predictions the evaluator needs and the loss dict of a
 The losses are reduced like training's (``parse_losses``: ``loss`` is the total,
 then each entry) and averaged over samples: each batch's values weigh as many
 samples as it has predictions, and the sums and counts of every rank are added
-up before dividing, so the result is the exact mean over every sample evaluated.
+up before dividing, so the result is the exact mean over every sample evaluated
+(including the few a distributed sampler repeats to give every rank as many).
 """
 
 from __future__ import annotations
