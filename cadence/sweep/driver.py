@@ -21,6 +21,7 @@ from .study import (
     open_study,
 )
 from .trial import run_trial
+from .worker import run_one
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -142,40 +143,25 @@ def _drive(load: Any, specs: list[ParamSpec], trials: int, metric: str, directio
         if budget_left(study, trials) == 0:
             break
         try:
-            study.optimize(objective, n_trials=1)
-            failures = 0
+            done = run_one(study, objective)
         except SweepError:
-            raise
-        except KeyboardInterrupt:
-            _requeue_interrupted(study)
             raise
         except Exception as exc:  # the trial raised; it is recorded FAIL with its error
             failures += 1
+            print(f"sweep: a trial failed with {type(exc).__name__}: {exc}", file=sys.stderr)
             if failures >= MAX_FAILURES_IN_A_ROW:
                 raise SweepError(
                     f"{failures} trials in a row failed, the last with {type(exc).__name__}: "
                     f"{exc}; see the trials' logs in {sweep_dir}",
                     exit_code=1,
                 ) from exc
+            continue
+        failures = 0
+        print(f"sweep: trial {done.number} {done.state.name}, {metric} = {done.value}")
     print_report(study, specs, metric)
     if plot:
         _plot(study, specs, metric, os.path.join(sweep_dir, "sweep.png"))
     return study
-
-
-def _requeue_interrupted(study: Any) -> None:
-    """Queue again this worker's trial that an interrupt (Ctrl-C) stopped."""
-    from optuna.trial import TrialState
-
-    from .study import worker_id
-
-    me = worker_id()
-    for trial in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))[::-1]:
-        if trial.user_attrs.get("worker") == me and "error" not in trial.user_attrs:
-            callback = study._storage.get_heartbeat_stale_trial_callback()
-            if callback is not None:
-                callback(study, trial)
-            return
 
 
 def _plot(study: Any, specs: Sequence[ParamSpec], metric: str, out: str) -> None:

@@ -59,24 +59,40 @@ def creation_lock(url: str) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def retry_callback() -> Any:
+    """Optuna's callback that queues a failed trial again with the same parameters
+    (``RetryHeartbeatStaleTrialCallback``, ``RetryFailedTrialCallback`` before Optuna 4.9)."""
+    import optuna
+
+    with warnings.catch_warnings():  # "experimental" since 2.8
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        new = getattr(optuna.storages, "RetryHeartbeatStaleTrialCallback", None)
+        return (new or optuna.storages.RetryFailedTrialCallback)(MAX_RETRY)
+
+
+def _callback_argument() -> str:
+    import optuna
+
+    if hasattr(optuna.storages, "RetryHeartbeatStaleTrialCallback"):
+        return "heartbeat_stale_trial_callback"
+    return "failed_trial_callback"
+
+
 def open_storage(url: str) -> Any:
     """An Optuna ``RDBStorage`` at ``url`` with heartbeats and retry of dead workers' trials."""
     import optuna
 
+    argument = _callback_argument()
     engine_kwargs: dict[str, Any] = {}
     if url.startswith("sqlite"):  # several worker processes write to one file: wait for locks
         engine_kwargs["connect_args"] = {"timeout": 60}
     try:
-        with warnings.catch_warnings():  # the retry callback is "experimental" since 2.8
+        with warnings.catch_warnings():  # heartbeats are "experimental" since Optuna 2.9
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            retry = optuna.storages.RetryFailedTrialCallback(MAX_RETRY)
-        return optuna.storages.RDBStorage(
-            url,
-            engine_kwargs=engine_kwargs,
-            heartbeat_interval=HEARTBEAT_S,
-            grace_period=GRACE_PERIOD_S,
-            heartbeat_stale_trial_callback=retry,
-        )
+            return optuna.storages.RDBStorage(
+                url, engine_kwargs=engine_kwargs, heartbeat_interval=HEARTBEAT_S,
+                grace_period=GRACE_PERIOD_S, **{argument: retry_callback()},
+            )  # fmt: skip
     except Exception as exc:  # a bad URL, a missing driver, an unreachable server
         raise SweepError(f"cannot open the study storage {url!r}: {exc}") from exc
 
@@ -164,9 +180,7 @@ def fail_dead_trials(study: Any) -> list[int]:
         except optuna.exceptions.UpdateFinishedTrialError:
             continue  # another worker got there first
         failed.append(trial.number)
-        retry = storage.get_heartbeat_stale_trial_callback()
-        if retry is not None:
-            retry(study, storage.get_trial(trial._trial_id))
+        retry_callback()(study, storage.get_trial(trial._trial_id))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         optuna.storages.fail_stale_trials(study)
