@@ -161,8 +161,8 @@ def test_killed_workers_sweep_finishes_with_resume_without_repeating_a_trial(tmp
         assert retried[number].state == TrialState.COMPLETE
         assert retried[number].params == old[number].params
     assert len(trials) == 6 + len(interrupted)
-    assert sorted(p.name for p in sweep_dir.glob("trial_*")) == sorted(
-        f"trial_{n}" for n in trials)  # fmt: skip
+    dirs = {p.name for p in sweep_dir.glob("trial_*")}  # a trial killed early may have none
+    assert {f"trial_{t.number}" for t in done} <= dirs <= {f"trial_{n}" for n in trials}
     out = resume.stdout.read_text()
     assert "best: trial" in out and f"{len(trials)} " not in out.splitlines()[0]
     print(f"resume finished the sweep in {took:.1f} s")
