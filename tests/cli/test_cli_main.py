@@ -21,6 +21,8 @@ COMMANDS = {
     "print-config": ["--provenance", "--format", "--cfg-options"],
     "plot": ["--keys"],
     "publish": ["IN_CKPT", "OUT_FILE"],
+    "sweep": ["--param", "--trials", "--metric", "--direction", "--storage", "--study-name",
+              "--resume", "--prune", "--work-dir", "--cfg-options"],
 }  # fmt: skip
 
 
@@ -107,7 +109,7 @@ def test_building_the_parser_imports_nothing_heavy():
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
-    heavy = {"torch", "numpy", "yapf", "rich", "yaml", "matplotlib"}
+    heavy = {"torch", "numpy", "yapf", "rich", "yaml", "matplotlib", "optuna"}
     assert not loaded & heavy, sorted(loaded & heavy)
 
 
