@@ -25,9 +25,9 @@ from cadence.sweep.trial import run_trial
 METRIC = "val/accuracy/top1"
 
 
-def write_config(folder: Path, delay: float = 0.0) -> Path:
-    """A sweepable config of the tiny run of ``sweep_toys`` (3 epochs of 4 iterations,
-    validating after each); ``delay`` seconds of sleep after each iteration."""
+def write_config(folder: Path, epochs: int = 3, delay: float = 0.0) -> Path:
+    """A sweepable config of the tiny run of ``sweep_toys`` (``epochs`` epochs of 4
+    iterations, validating after each); ``delay`` seconds of sleep after each iteration."""
     loader = dict(sampler=dict(type="DefaultSampler", shuffle=False),
                   collate_fn=dict(type="default_collate"))  # fmt: skip
     cfg: dict[str, Any] = dict(
@@ -37,7 +37,7 @@ def write_config(folder: Path, delay: float = 0.0) -> Path:
         val_dataloader=dict(batch_size=64, dataset=dict(type="TwoBlobs", n=64, seed=1), **loader),
         val_evaluator=dict(type="Accuracy"),
         val_cfg=dict(),
-        train_cfg=dict(by_epoch=True, max_epochs=3, val_interval=1),
+        train_cfg=dict(by_epoch=True, max_epochs=epochs, val_interval=1),
         optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.01)),
         default_hooks=dict(logger=dict(type="LoggerHook", interval=100, progress="off"),
                            checkpoint=dict(type="CheckpointHook", interval=-1, save_last=False)),
@@ -106,18 +106,32 @@ def _states(db: Path) -> list[tuple[int, str, int]]:
         return []
 
 
+def _study_exists(db: Path) -> bool:
+    if not db.exists():  # (connecting would create the file)
+        return False
+    try:
+        with sqlite3.connect(db, timeout=10) as con:
+            return bool(con.execute("SELECT COUNT(*) FROM studies").fetchone()[0])
+    except sqlite3.OperationalError:  # no file or no tables yet
+        return False
+
+
 @pytest.mark.dist
 def test_killed_workers_sweep_finishes_with_resume_without_repeating_a_trial(tmp_path):
-    cfg = write_config(tmp_path, delay=0.03)
+    cfg = write_config(tmp_path, epochs=2, delay=0.02)
     sweep_dir = tmp_path / "sweep"
     args = cadence("sweep", str(cfg), "--param", "optim_wrapper.optimizer.lr=loguniform:1e-3:1",
                    "--param", "train_dataloader.batch_size=choice:8,16", "--trials", "6",
                    "--metric", METRIC, "--work-dir", str(sweep_dir))  # fmt: skip
     db = sweep_dir / "study.db"
-    workers = [Job(tmp_path, [*args, "--no-plot"], name="a"),
-               Job(tmp_path, [*args, "--no-plot", "--resume"], name="b")]  # fmt: skip
-    try:
+    workers = [Job(tmp_path, [*args, "--no-plot"], name="a")]
+    try:  # the second worker joins the study once the first one has made it
+        workers[0].wait_until(lambda: _study_exists(db), "the study", 120)
+        workers.append(Job(tmp_path, [*args, "--no-plot", "--resume"], name="b"))
+
         def both_training_one_done() -> bool:
+            if workers[1].proc.poll() is not None:
+                raise AssertionError("the second worker ended:\n" + workers[1].err_tail())
             rows = _states(db)  # a trial has its parameters once its run is being set up
             return any(s == "COMPLETE" for _, s, _ in rows) and sum(
                 s == "RUNNING" and n == 2 for _, s, n in rows) == 2  # fmt: skip
