@@ -35,7 +35,9 @@ def _note(trial: Any) -> str:
 
 def trial_rows(study: Any, specs: Sequence[ParamSpec]) -> tuple[list[str], list[list[str]]]:
     """The header and one row per trial: number, state, value, each parameter, notes."""
-    header = ["trial", "state", "value", *(s.key.rsplit(".", 1)[-1] for s in specs), "note"]
+    short = [s.key.rsplit(".", 1)[-1] for s in specs]
+    names = short if len(set(short)) == len(short) else [s.key for s in specs]
+    header = ["trial", "state", "value", *names, "note"]
     rows = []
     for trial in study.get_trials(deepcopy=False):
         params = [_fmt(trial.params.get(s.key)) for s in specs]
