@@ -19,19 +19,12 @@ from cadence.sweep.study import (
     budget_left,
     default_storage,
     fail_dead_trials,
-    open_storage,
     open_study,
 )
 
 pytestmark = pytest.mark.filterwarnings("ignore:Heartbeat of storage:UserWarning")  # ask/tell
 
 SWEEP = {"metric": "val/acc", "direction": "maximize", "params": {"lr": "uniform:0:1"}}
-
-
-@pytest.fixture(scope="module")
-def storage(tmp_path_factory):
-    """One SQLite file for the module (creating one takes a while); a study per test."""
-    return open_storage(default_storage(str(tmp_path_factory.mktemp("sweep"))))
 
 
 def _open(storage, name, resume=False, sweep=SWEEP):
