@@ -3,7 +3,8 @@
 Overrides come as ``--cfg-options a.b=1`` or as trailing ``a.b=1`` words
 (detectron2's style); both are merged into the config before the runner is built.
 ``--nproc N`` re-runs the command under torchrun (see :mod:`.launch`);
-``test --out FILE.pkl`` also dumps the predictions with a ``DumpResults`` metric.
+``test --out FILE.pkl`` also dumps the predictions with a ``DumpResults`` metric;
+``test --tta`` tests with the config's ``tta_model`` and ``tta_pipeline`` (see :mod:`.tta`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ def add_run_commands(sub: Any) -> None:
                 type=_pickle_path,
                 metavar="FILE.pkl",
                 help="also dump the model's predictions to this pickle file (rank 0 writes it)",
+            )
+            parser.add_argument(
+                "--tta",
+                action="store_true",
+                help="test-time augmentation: wrap model in tta_model, test with tta_pipeline",
             )
         parser.set_defaults(func=_run, mode=mode)
 
@@ -101,6 +107,10 @@ def build_config(args: argparse.Namespace) -> Config:
         _train_switches(cfg, args)
     else:
         cfg.load_from = args.checkpoint
+    if getattr(args, "tta", False):
+        from .tta import apply_tta
+
+        apply_tta(cfg)
     if getattr(args, "out", None):
         cfg.test_evaluator = with_dump_results(cfg.get("test_evaluator"), args.out)
     return cfg

@@ -10,6 +10,7 @@ from .averaged_model import (
 from .base_model import BaseModel, build_data_preprocessor, parse_losses
 from .base_module import BaseModule, ModuleDict, ModuleList, Sequential
 from .data_preprocessor import BaseDataPreprocessor, ImgDataPreprocessor
+from .test_time_aug import BaseTTAModel
 from .utils import (
     convert_sync_batchnorm,
     detect_anomalous_params,
@@ -41,4 +42,5 @@ __all__ = [
     "build_data_preprocessor", "initialize", "parse_losses", "stack_batch",
     "ModuleDict", "ModuleList", "Sequential", "convert_sync_batchnorm", "detect_anomalous_params",
     "is_model_wrapper", "merge_dict", "revert_sync_batchnorm",
+    "BaseTTAModel",
 ]  # fmt: skip

@@ -22,8 +22,8 @@ def digit_version(version_str: str, length: int = 4) -> tuple[int, ...]:
     """A tuple of ints that orders versions as PEP 440 does, for ``<``/``>=`` comparisons.
 
     The release part is padded (or cut) to ``length`` numbers, then two more
-    follow: pre-releases get a negative rank (``a`` -3, ``b`` -2, ``rc`` -1,
-    ``dev`` -4) and their number, post-releases ``1`` and their number, and
+    follow: pre-releases get a negative rank (``a`` -3, ``b`` -2, ``rc`` -1) and
+    their number, dev releases ``-4, 0``, post-releases ``1`` and their number, and
     final releases ``0, 0``. So ``'1.0rc1' < '1.0' < '1.0.post1'``.
     """
     match = _VERSION.match(version_str)
@@ -34,7 +34,7 @@ def digit_version(version_str: str, length: int = 4) -> tuple[int, ...]:
     if match["pre"]:
         tail = [_PRE_RANK[match["pre"].lower()], int(match["pre_n"] or 0)]
     elif match["dev_n"] is not None and match["post_n"] is None and not match["post_implicit"]:
-        tail = [-4, int(match["dev_n"] or 0)]
+        tail = [-4, 0]  # as mmengine: every dev release of a version ranks the same
     elif match["post_n"] is not None or match["post_implicit"]:
         tail = [1, int(match["post_n"] or match["post_implicit"] or 0)]
     else:

@@ -104,3 +104,30 @@ def test_time_counter_as_decorator_prints(capsys):
     assert [work(i) for i in range(3)] == [1, 2, 3]
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and "work]-time per run averaged in the past 2 runs" in lines[1]
+
+
+def test_is_jit_tracing_is_true_only_under_trace():
+    from cadence.utils.dl_utils import is_jit_tracing
+
+    seen = []
+
+    def fn(x):
+        seen.append(is_jit_tracing())
+        return x * 2
+
+    assert not is_jit_tracing()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # newer torch deprecates jit.trace
+        torch.jit.trace(fn, torch.ones(1), check_trace=False)
+    assert seen == [True]
+
+
+def test_load_url_downloads_once_into_model_dir(tmp_path):
+    from cadence.utils.dl_utils import load_url, mmcv_full_available
+
+    source = tmp_path / "weights.pth"
+    torch.save({"w": torch.arange(3)}, source)
+    loaded = load_url(source.as_uri(), model_dir=str(tmp_path / "hub"))
+    assert torch.equal(loaded["w"], torch.arange(3))
+    assert (tmp_path / "hub" / "weights.pth").is_file()
+    assert mmcv_full_available() is False  # mmcv is not a cadence dependency

@@ -106,3 +106,14 @@ def test_get_object_from_string():
     assert get_object_from_string("collections.abc.Sequence") is collections.abc.Sequence
     assert get_object_from_string("json.no_such_thing") is None
     assert get_object_from_string("no_such_mod_x.y") is None
+
+
+def test_call_command_raises_on_failure():
+    import subprocess
+    import sys
+
+    from cadence.utils import call_command
+
+    call_command([sys.executable, "-c", "pass"])
+    with pytest.raises(subprocess.CalledProcessError):
+        call_command([sys.executable, "-c", "raise SystemExit(3)"])

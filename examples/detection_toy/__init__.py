@@ -1,0 +1,1 @@
+"""A tiny box-regression task on generated images (see README.md)."""
