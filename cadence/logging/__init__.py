@@ -1,5 +1,6 @@
 """Logging: loggers, the message hub, history buffers and the log processor."""
 
+from .capture_warnings import capture_warnings
 from .history_buffer import HistoryBuffer, resolve_tensors
 from .instances import GlobalInstanceMixin, isolated_instances
 from .log_processor import LogProcessor
@@ -15,6 +16,7 @@ __all__ = [
     "MessageHub",
     "PROGRESS_MODES",
     "ProgressBar",
+    "capture_warnings",
     "get_current_logger",
     "get_logger",
     "isolated_instances",
