@@ -4,8 +4,10 @@ Once a logger with a log file exists (the runner's), :func:`capture_warnings`
 replaces ``warnings.showwarning`` so that a warning becomes a WARNING record of
 the *current* logger: it lands in the run's log file, and on the console of rank 0
 only. Warnings aimed at an explicit file, or shown while no logger with handlers is
-current, go where Python sends them. ``warnings.catch_warnings`` blocks (pytest's
-included) keep working: they restore what they found.
+current, go where Python sends them. ``warnings.catch_warnings`` blocks keep
+working: they restore what they found, and a block recording warnings
+(``record=True``, ``pytest.warns``, pytest's own capture) still records them, even
+when the logger was set up inside it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ def _show(
     file: TextIO | None = None,
     line: str | None = None,
 ) -> None:
+    recorder: Any = getattr(warnings, "_showwarnmsg_impl", None)
+    if isinstance(getattr(recorder, "__self__", None), list):
+        # inside catch_warnings(record=True): it swaps in its list's append; keep recording
+        recorder(warnings.WarningMessage(message, category, filename, lineno, file, line))
+        return
     logger = current_instance(_family) if _family is not None else None
     if file is not None or logger is None or not logger.handlers or getattr(_state, "busy", False):
         fallback = _original or warnings._showwarning_orig  # type: ignore[attr-defined]

@@ -104,7 +104,21 @@ def test_no_handler_means_no_output_and_copies_are_the_same_logger(name, capsys)
     assert captured.out == "" and captured.err == ""
 
 
-def test_python_warnings_reach_the_current_logger_with_a_file(name, tmp_path, capsys):
+@pytest.fixture
+def python_display(monkeypatch) -> list[str]:
+    """Where Python shows warnings once pytest's recording is set aside (as outside pytest)."""
+    shown: list[str] = []
+
+    def show(message: warnings.WarningMessage) -> None:
+        shown.append(str(message.message))
+
+    monkeypatch.setattr(warnings, "_showwarnmsg_impl", show)
+    return shown
+
+
+def test_python_warnings_reach_the_current_logger_with_a_file(
+    name, tmp_path, capsys, python_display
+):
     log_file = tmp_path / "run.log"
     with warnings.catch_warnings():  # restores warnings.showwarning afterwards
         warnings.simplefilter("always")
@@ -112,13 +126,22 @@ def test_python_warnings_reach_the_current_logger_with_a_file(name, tmp_path, ca
         warnings.warn("mind the gap", UserWarning, stacklevel=1)
         warnings.warn("to a file", UserWarning, stacklevel=1)
         capture_warnings(False)
-        with pytest.warns(UserWarning, match="back to Python"):  # Python's display again
-            warnings.warn("back to Python", UserWarning, stacklevel=1)
+        warnings.warn("back to Python", UserWarning, stacklevel=1)
     text = log_file.read_text()
     assert " - runlog - WARNING - " in text
     assert "test_mmlogger.py" in text and "UserWarning: mind the gap" in text
     assert "UserWarning: to a file" in text and "back to Python" not in text
     assert "UserWarning: mind the gap" in capsys.readouterr().out
+    assert python_display == ["back to Python"]
+
+
+def test_a_recording_block_keeps_recording_after_the_logger_appears(name, tmp_path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        MMLogger(name, log_file=str(tmp_path / "run.log"), distributed_rank=0)
+        warnings.warn("recorded", UserWarning, stacklevel=1)
+    assert [str(w.message) for w in caught] == ["recorded"]
+    assert "recorded" not in (tmp_path / "run.log").read_text()
 
 
 def test_only_a_logger_with_a_file_takes_over_warnings(name, tmp_path):
