@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 from ..utils.suggest import did_you_mean
-from ._handlers import configure_console, configure_file, find_handler, rank_log_file, to_level
 from ._rank import process_rank
 from .capture_warnings import capture_warnings
 from .instances import (
@@ -27,17 +27,170 @@ from .instances import (
     lookup_instance,
     set_current_instance,
 )
+from .progress import is_terminal
+
+_ROLE_ATTR = "_cadence_role"
+_LEVEL_COLORS = {"WARNING": 33, "ERROR": 31, "CRITICAL": 31}  # ANSI yellow, red
+_LEVEL_NAMES = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG", "NOTSET")
 
 LoggerLike = logging.Logger | str | None
 
-__all__ = [
-    "MMLogger",
-    "get_current_logger",
-    "get_logger",
-    "log_file_of",
-    "print_log",
-    "rank_log_file",
-]
+
+def _console_has_colors() -> bool:
+    """Colors only on a terminal (decided per message: the console follows ``sys.stdout``).
+
+    ``NO_COLOR`` turns them off and ``FORCE_COLOR`` on (https://no-color.org).
+    """
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return is_terminal(sys.stdout)
+
+
+class _Formatter(logging.Formatter):
+    """``time - name - LEVEL - message``; errors also name the code location."""
+
+    def __init__(self, color: bool, datefmt: str) -> None:
+        super().__init__(datefmt=datefmt)
+        self._color = color
+
+    def _level(self, name: str) -> str:
+        color = _LEVEL_COLORS.get(name)
+        if color is None or not self._color or not _console_has_colors():
+            return name
+        return f"\x1b[4m\x1b[{color}m{name}\x1b[0m"  # underlined, colored
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.message = record.getMessage()
+        where = ""
+        if record.levelno >= logging.ERROR:
+            where = f"{record.pathname} - {record.funcName} - {record.lineno} - "
+        text = (
+            f"{self.formatTime(record, self.datefmt)} - {record.name} - "
+            f"{self._level(record.levelname)} - {where}{record.message}"
+        )
+        if record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        if record.stack_info:
+            text += "\n" + self.formatStack(record.stack_info)
+        return text
+
+
+class _DropRepeatedWarnings(logging.Filter):
+    """Lets each distinct WARNING message through once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.WARNING:
+            return True
+        key = str(record.msg)
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        return True
+
+
+class _ConsoleHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stdout`` is at the time of each message."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property
+    def stream(self) -> Any:
+        return sys.stdout
+
+    @stream.setter
+    def stream(self, value: Any) -> None:  # StreamHandler assigns it; we always follow stdout
+        pass
+
+
+def _to_level(level: int | str) -> int:
+    if isinstance(level, int) and not isinstance(level, bool):
+        return level
+    if isinstance(level, str) and level.upper() in _LEVEL_NAMES:
+        return logging.getLevelName(level.upper())
+    raise ValueError(
+        f"log_level must be an int or one of {', '.join(_LEVEL_NAMES)}, got {level!r}."
+        f"{did_you_mean(str(level).upper(), _LEVEL_NAMES)}"
+    )
+
+
+def rank_log_file(log_file: str | os.PathLike[str], rank: int) -> str:
+    """The file of rank ``rank``: ``log_file`` for rank 0, else ``<stem>_rank<r><ext>``."""
+    path = os.fspath(log_file)
+    if rank == 0:
+        return path
+    stem, ext = os.path.splitext(path)
+    return f"{stem}_rank{rank}{ext}"
+
+
+def _handler(logger: logging.Logger, role: str) -> logging.Handler | None:
+    for handler in logger.handlers:
+        if getattr(handler, _ROLE_ATTR, None) == role:
+            return handler
+    return None
+
+
+def _configure_console(logger: logging.Logger, level: int) -> None:
+    handler = _handler(logger, "console")
+    if handler is None:
+        handler = _ConsoleHandler()
+        handler.setFormatter(_Formatter(color=True, datefmt="%m/%d %H:%M:%S"))
+        handler.addFilter(_DropRepeatedWarnings())
+        setattr(handler, _ROLE_ATTR, "console")
+        logger.addHandler(handler)
+    handler.setLevel(level)
+
+
+def _file_handler(path: str, file_mode: str, cfg: Mapping[str, Any] | None) -> logging.Handler:
+    """A ``logging.FileHandler``, or the handler ``cfg`` names (mmengine's ``file_handler_cfg``:
+    ``dict(type='RotatingFileHandler', maxBytes=...)``, a class of ``logging.handlers``)."""
+    if cfg is None:
+        return logging.FileHandler(path, mode=file_mode, encoding="utf-8")
+    from importlib import import_module
+
+    handlers = import_module("logging.handlers")  # only for a configured handler class
+    options = dict(cfg)
+    kind = options.pop("type", None)
+    names = sorted(n for n in dir(handlers) if n.endswith("FileHandler")) + ["FileHandler"]
+    if kind not in names:
+        raise ValueError(
+            f"file_handler_cfg['type'] must name a file handler of logging.handlers "
+            f"({', '.join(names)}), got {kind!r}.{did_you_mean(str(kind), names)}"
+        )
+    handler_cls = getattr(handlers, kind, None) or logging.FileHandler
+    options.setdefault("filename", path)
+    options.setdefault("encoding", "utf-8")
+    handler: logging.Handler = handler_cls(**options)
+    return handler
+
+
+def _configure_file(
+    logger: logging.Logger,
+    path: str,
+    level: int,
+    file_mode: str,
+    handler_cfg: Mapping[str, Any] | None = None,
+) -> None:
+    handler = _handler(logger, "file")
+    wanted = os.path.abspath(path)
+    if handler is not None and getattr(handler, "baseFilename", None) != wanted:
+        logger.removeHandler(handler)
+        handler.close()
+        handler = None
+    if handler is None:
+        os.makedirs(os.path.dirname(wanted) or ".", exist_ok=True)
+        handler = _file_handler(wanted, file_mode, handler_cfg)
+        handler.setFormatter(_Formatter(color=False, datefmt="%Y/%m/%d %H:%M:%S"))
+        handler.addFilter(_DropRepeatedWarnings())
+        setattr(handler, _ROLE_ATTR, "file")
+        logger.addHandler(handler)
+    handler.setLevel(level)
 
 
 class MMLogger(logging.Logger, GlobalInstanceMixin):
@@ -105,15 +258,15 @@ class MMLogger(logging.Logger, GlobalInstanceMixin):
         Handlers are reused, never added twice; the file handler is replaced
         when the path changes and kept when ``log_file`` is None.
         """
-        level = to_level(log_level)
+        level = _to_level(log_level)
         rank = process_rank() if distributed_rank is None else int(distributed_rank)
         self.setLevel(level)
         console_level = level if rank == 0 or all_ranks_console else max(level, logging.ERROR)
-        configure_console(self, console_level)
+        _configure_console(self, console_level)
         if log_file is not None and (rank == 0 or distributed or level <= logging.DEBUG):
             path = rank_log_file(log_file, rank)
-            configure_file(self, path, level, file_mode, file_handler_cfg)
-        if find_handler(self, "file") is not None:
+            _configure_file(self, path, level, file_mode, file_handler_cfg)
+        if _handler(self, "file") is not None:
             capture_warnings(True, MMLogger)
 
     @property
@@ -198,7 +351,7 @@ def get_current_logger() -> MMLogger:
 
 def log_file_of(logger: logging.Logger) -> str | None:
     """The path of the file ``logger`` writes to through cadence's handlers, if any."""
-    handler = find_handler(logger, "file")
+    handler = _handler(logger, "file")
     return getattr(handler, "baseFilename", None)
 
 
