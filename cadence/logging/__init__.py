@@ -1,12 +1,12 @@
 """Logging: loggers, the message hub, history buffers and the log processor."""
 
-from .capture_warnings import capture_warnings
 from .history_buffer import HistoryBuffer, resolve_tensors
 from .instances import GlobalInstanceMixin, isolated_instances
 from .log_processor import LogProcessor
 from .logger import MMLogger, get_current_logger, get_logger, print_log, rank_log_file
 from .message_hub import MessageHub
 from .progress import PROGRESS_MODES, ProgressBar
+from .warnings_capture import capture_warnings
 
 __all__ = [
     "GlobalInstanceMixin",

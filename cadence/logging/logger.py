@@ -6,7 +6,7 @@ cadence's instance tables (mmengine's ``ManagerMixin``), not by the ``logging``
 module's manager: ``MMLogger.get_instance(name)`` finds one, the most recently
 created or fetched one is *current* (``print_log(..., logger='current')``), and
 third-party ``logging`` configuration does not touch them. A logger that writes
-a log file also receives Python ``warnings`` (see :mod:`.capture_warnings`).
+a log file also receives Python ``warnings`` (see :mod:`.warnings_capture`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from typing import Any
 
 from ..utils.suggest import did_you_mean
 from ._rank import process_rank
-from .capture_warnings import capture_warnings
 from .instances import (
     GlobalInstanceMixin,
     current_instance,
@@ -28,6 +27,7 @@ from .instances import (
     set_current_instance,
 )
 from .progress import is_terminal
+from .warnings_capture import capture_warnings
 
 _ROLE_ATTR = "_cadence_role"
 _LEVEL_COLORS = {"WARNING": 33, "ERROR": 31, "CRITICAL": 31}  # ANSI yellow, red
