@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..fileio import check_url, copyfile, join_path, list_dir_or_file
 from ..logging.log_processor import mode_loop
 from ..logging.progress import ProgressBar, check_progress_mode, format_loss, wants_bar
+from ..logging.run_summary import start_lines, summary_lines
 from ..registry import HOOKS
 from .hook import Hook
 
@@ -118,6 +120,7 @@ class LoggerHook(Hook):
         self._bar: ProgressBar | None = None
         self._by_epoch: bool | None = None
         self._epoch_len = 0
+        self._train_started = time.perf_counter()
 
     # ------------------------------------------------------------ lifecycle
     def before_run(self, runner: RunnerProtocol) -> None:
@@ -150,6 +153,9 @@ class LoggerHook(Hook):
 
     def before_train(self, runner: RunnerProtocol) -> None:
         self._setup_train(runner)
+        self._train_started = time.perf_counter()
+        for line in start_lines(runner):
+            runner.logger.info(line)
 
     def _setup_train(self, runner: RunnerProtocol) -> bool:
         by_epoch = self._by_epoch = bool(runner.train_loop_by_epoch)
@@ -158,6 +164,8 @@ class LoggerHook(Hook):
 
     def after_train(self, runner: RunnerProtocol) -> None:
         self._stop_bar()
+        seconds = time.perf_counter() - self._train_started
+        runner.logger.info("\n".join(summary_lines(runner, seconds)))
 
     def _stop_bar(self) -> None:
         if self._bar is not None:

@@ -27,7 +27,13 @@ from .hook_manager import HookManager, as_list, merge_default_hooks
 from .lifecycle import register_exit_release, released_on_error
 from .paths import RunPaths, check_url_keys
 from .persistence import PersistenceMixin
-from .setup import build_visualizer, default_setup, sync_timestamp, warn_misspelled_keys
+from .setup import (
+    build_visualizer,
+    default_setup,
+    save_hook_table,
+    sync_timestamp,
+    warn_misspelled_keys,
+)
 from .work_dir_lock import WorkDirLock, lock_for_training
 
 if TYPE_CHECKING:
@@ -231,7 +237,7 @@ class Runner(PersistenceMixin):
         apply_auto_scale_workers(self, self._auto_scale_workers)  # before anything is built
         self._register_hooks()
         self._cfg_text = default_setup(self)
-        self.logger.info("Hooks:\n" + self._hooks.describe())
+        save_hook_table(self, self._hooks.describe())
 
     def _register_hooks(self) -> None:
         for name, hook in merge_default_hooks(DEFAULT_HOOKS, self._default_hooks).items():
