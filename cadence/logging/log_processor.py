@@ -148,39 +148,46 @@ class LogProcessor:
         else:
             tag = dict(log_tag)
 
+        # (text, rank): the texts joined as they are make mmengine's line; the lowest
+        # ranks are left out first when it is wider than max_width
         pieces: list[tuple[str, int]] = [(self._iter_header(runner, batch_idx, mode, tag), 100)]
         tag["iter"] = runner.iter + 1 if _has_train_loop(runner) else 0
+        lr_items = []
         for key, value in tag.items():
             if key.endswith("lr"):
                 short = _strip(key, f"{mode}/")
                 log_tag.pop(short, None)
-                pieces.append((f"{short}: {value:.{self.num_digits}e}", 70))
+                lr_items.append(f"{short}: {value:.{self.num_digits}e}")
+        pieces.append((" ".join(lr_items) + "  ", 70))
 
         eta = runner.message_hub.runtime_info.get("eta")
         if "time" in log_tag and "data_time" in log_tag and eta is not None:
             digits = self.num_digits
             seconds = log_tag.pop("time")
-            pieces.append((f"eta: {datetime.timedelta(seconds=int(eta))}", 90))
-            pieces.append((f"time: {seconds:.{digits}f}", 80))
-            pieces.append((f"data_time: {log_tag.pop('data_time'):.{digits}f}", 20))
+            pieces.append((f"eta: {datetime.timedelta(seconds=int(eta))}  ", 90))
+            pieces.append((f"time: {seconds:.{digits}f}  ", 80))
+            pieces.append((f"data_time: {log_tag.pop('data_time'):.{digits}f}  ", 20))
             speed = _samples_per_second(runner, mode, seconds)
             if speed is not None:
                 tag["samples_per_sec"] = speed
-                pieces.append((f"samples/s: {speed:.1f}", 60))
+                pieces.append((f"samples/s: {speed:.1f}  ", 60))
 
         memory = _max_cuda_memory_mb(runner)
         if memory is not None:
-            pieces.append((f"memory: {memory}", 30))
+            pieces.append((f"memory: {memory}  ", 30))
             tag["memory"] = memory
 
         if mode in ("train", "val"):
-            shown = {n: v for n, v in log_tag.items() if mode == "train" or n.startswith("val/loss")}
+            shown = {
+                n: v for n, v in log_tag.items() if mode == "train" or n.startswith("val/loss")
+            }
             parts = [n for n in shown if "loss" in n and n != "loss"]
-            if "loss" in shown and len(parts) == 1:  # `loss` is its one part: print it once
+            if "loss" in shown and len(parts) == 1:  # `loss` is its one term: print it once
                 shown.pop(parts[0])
-            for name, value in shown.items():
+            for index, (name, value) in enumerate(shown.items()):
                 rank = 85 if name == "loss" else 40 if name in parts else 50
-                pieces.append((f"{name}: {_format_value(value, self.num_digits)}", rank))
+                text = f"{name}: {_format_value(value, self.num_digits)}"
+                pieces.append((f"  {text}" if index else text, rank))
         log_str = fit_pieces(pieces, self.max_width)
         return tag, log_str
 
@@ -331,14 +338,15 @@ class LogProcessor:
 
 
 def fit_pieces(pieces: list[tuple[str, int]], width: int | None) -> str:
-    """Join ``(text, rank)`` pieces with two spaces, leaving out the lowest-ranked ones
-    (latest first among equals) until the line is at most ``width`` characters."""
+    """Concatenate the texts of ``(text, rank)`` pieces, leaving out the lowest-ranked ones
+    (the latest first among equals; never the first piece) until the line, without its
+    trailing spaces, is at most ``width`` characters."""
     kept = list(pieces)
 
     def line() -> str:
-        return "  ".join(text.rstrip() for text, _ in kept)
+        return "".join(text for text, _ in kept)
 
-    while width is not None and len(line()) > width and len(kept) > 1:
+    while width is not None and len(line().rstrip()) > width and len(kept) > 1:
         lowest = min(rank for _, rank in kept[1:])
         drop = max(i for i, (_, rank) in enumerate(kept) if rank == lowest and i > 0)
         del kept[drop]

@@ -18,6 +18,17 @@ if TYPE_CHECKING:
 _TIME_KEYS = ("time", "data_time")
 
 
+def short_path(path: str) -> str:
+    """``path`` relative to the working directory when it is inside it (shorter lines)."""
+    if "://" in path or not os.path.isabs(path):
+        return path
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if relative.startswith("..") else relative
+
+
 def _count(obj: Any) -> str:
     try:
         return f"{len(obj):,}"
@@ -70,7 +81,7 @@ def start_lines(runner: RunnerProtocol) -> list[str]:
     return [
         _model_line(runner),
         _data_line(runner),
-        f"work_dir: {runner.work_dir} (this run's log, hooks.txt, scalars: "
+        f"work_dir: {short_path(runner.work_dir)} (this run's log, hooks.txt, scalars: "
         f"{os.path.basename(runner.log_dir)}/)",
         _position_line(runner),
     ]
@@ -106,7 +117,8 @@ def _same_metric(info: Any, score_key: str, name: str) -> bool:
 def summary_lines(runner: RunnerProtocol, seconds: float) -> list[str]:
     """The end-of-training table: time, metrics (last and best), checkpoints, curves."""
     elapsed = datetime.timedelta(seconds=int(seconds))
-    unit = f"{runner.epoch} epochs, " if runner.train_loop_by_epoch else ""
+    plural = "" if runner.epoch == 1 else "s"
+    unit = f"{runner.epoch} epoch{plural}, " if runner.train_loop_by_epoch else ""
     lines = [f"Training finished in {elapsed} ({unit}{runner.iter:,} iterations)"]
     rows = _metric_rows(runner)
     if rows:
@@ -115,14 +127,17 @@ def summary_lines(runner: RunnerProtocol, seconds: float) -> list[str]:
         lines += [f"  {n:<{width}}  {last:>10}  {best:>10}" for n, last, best in rows]
     info = runner.message_hub.runtime_info
     if info.get("last_ckpt"):
-        lines.append(f"last checkpoint: {info['last_ckpt']}")
+        lines.append(f"last checkpoint: {short_path(str(info['last_ckpt']))}")
     for key, path in info.items():
         if key.startswith("best_ckpt") and path:
-            lines.append(f"best checkpoint: {path}")
+            lines.append(f"best checkpoint: {short_path(str(path))}")
     scalars = os.path.join(runner.log_dir, "vis_data", "scalars.json")
     if os.path.exists(scalars):
-        lines.append(f"curves: {scalars}; draw them with `cadence plot {runner.work_dir}`")
+        lines.append(
+            f"curves: {short_path(scalars)}; "
+            f"draw them with `cadence plot {short_path(runner.work_dir)}`"
+        )
     return lines
 
 
-__all__ = ["start_lines", "summary_lines"]
+__all__ = ["short_path", "start_lines", "summary_lines"]

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..logging.console import DETAIL, tidy_console
+from ..logging.run_summary import short_path
 from .env_info import collect_env, format_env
 
 if TYPE_CHECKING:
@@ -132,8 +133,7 @@ def default_setup(runner: RunnerProtocol) -> str:
     env = collect_env(os.getcwd())
     git = f", git {env['git']}" if env.get("git") else ""
     logger.info(
-        f"cadence {env['cadence']}, PyTorch {env['PyTorch']}, "
-        f"Python {sys.version.split()[0]}{git}"
+        f"cadence {env['cadence']}, PyTorch {env['PyTorch']}, Python {sys.version.split()[0]}{git}"
     )
     logger.info(
         f"{type(strategy).__name__} on {strategy.device}, world size {runner.world_size}"
@@ -160,7 +160,7 @@ def default_setup(runner: RunnerProtocol) -> str:
         stem = os.path.splitext(os.path.basename(cfg.filename or "config"))[0]
         path = os.path.join(runner.work_dir, f"{stem}.py")
         cfg.dump(path)
-        logger.info(f"Full config saved to {path}")
+        logger.info(f"Full config saved to {short_path(path)}")
     return text
 
 
