@@ -121,6 +121,7 @@ class LoggerHook(Hook):
         self._by_epoch: bool | None = None
         self._epoch_len = 0
         self._train_started = time.perf_counter()
+        self._logged_loss: float | None = None
 
     # ------------------------------------------------------------ lifecycle
     def before_run(self, runner: RunnerProtocol) -> None:
@@ -180,6 +181,7 @@ class LoggerHook(Hook):
                 f"Epoch {runner.epoch + 1}/{runner.max_epochs}",
                 total=self._epoch_len or None,
                 completed=getattr(loop, "inner_iter", 0),
+                transient=True,
             )
 
     def after_train_iter(
@@ -197,9 +199,10 @@ class LoggerHook(Hook):
             if not bar.active and not by_epoch:
                 start = done - 1
                 end = _window_end(runner, start)
-                bar.start(f"Iter {start + 1}-{end}/{runner.max_iters}", total=end - start)
+                bar.start(f"Iter {start + 1}-{end}/{runner.max_iters}", total=end - start,
+                          transient=True)  # fmt: skip
             if bar.tick():
-                self._show_train(runner, bar, by_epoch)
+                self._show_train(runner, bar, by_epoch, self._logged_loss)
         if by_epoch:
             n = batch_idx + 1
             due = n % self.interval == 0 or (not self.ignore_last and n == self._epoch_len)
@@ -207,13 +210,17 @@ class LoggerHook(Hook):
             due = done % self.interval == 0
         if due:
             tag, line = runner.log_processor.get_log_after_iter(runner, batch_idx, "train")
+            self._logged_loss = tag.get("loss")  # the bar shows the log's smoothed loss
             runner.logger.info(line)
             runner.visualizer.add_scalars(tag, step=done)
 
     @staticmethod
-    def _show_train(runner: RunnerProtocol, bar: ProgressBar, by_epoch: bool) -> None:
-        buffer = runner.message_hub.log_scalars.get("train/loss")
-        bar.show(format_loss(buffer.last_ready() if buffer is not None else None))
+    def _show_train(
+        runner: RunnerProtocol, bar: ProgressBar, by_epoch: bool, loss: float | None
+    ) -> None:
+        """Redraw with the loss of the latest log line and the run's eta (the log's)."""
+        eta = runner.message_hub.runtime_info.get("eta")
+        bar.show(format_loss(loss), eta=eta)
         if bar.finished and not by_epoch:
             bar.stop()
 
