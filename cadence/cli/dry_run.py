@@ -199,6 +199,10 @@ def dry_run(cfg: Any, debug: bool = False) -> DryRunReport:
                 _run_stages(runner, report, debug)
             finally:
                 runner.close(barrier=False)
+    load_from = cfg.get("load_from")
+    if load_from:
+        found = "found" if "://" in str(load_from) or os.path.exists(load_from) else "NOT FOUND"
+        report.add(f"load_from {load_from} ({found}) is not loaded by a dry run")
     report.add(f"nothing was written to the work_dir ({configured})")
     return report
 
