@@ -134,8 +134,8 @@ def summary_lines(runner: RunnerProtocol, seconds: float) -> list[str]:
     scalars = os.path.join(runner.log_dir, "vis_data", "scalars.json")
     if os.path.exists(scalars):
         lines.append(
-            f"curves: {short_path(scalars)}; "
-            f"draw them with `cadence plot {short_path(runner.work_dir)}`"
+            f"plot: `cadence plot {short_path(runner.work_dir)}` draws the curves of "
+            f"{short_path(scalars)}"
         )
     return lines
 

@@ -50,7 +50,7 @@ def test_console_before_the_first_iteration_is_short_and_every_line_fits(
     assert lines[end + 2].split()[0] == "accuracy/top1" and len(lines[end + 2].split()) == 3
     assert f"last checkpoint: {os.path.join('work', 'epoch_1.pth')}" in lines
     assert any(line.startswith("best checkpoint: ") for line in lines[end:])
-    assert lines[-1].endswith("draw them with `cadence plot work`")
+    assert lines[-1].startswith("plot: `cadence plot work` draws the curves of ")
     # the details are in the work dir, not on the console
     (log_dir,) = [p for p in work_dir.iterdir() if p.is_dir()]
     assert "before_train_iter:" in (log_dir / "hooks.txt").read_text()
