@@ -299,9 +299,9 @@ class CheckpointHook(Hook):
 
         shown = short_path(path)
         runner.logger.info(
-            f"The best checkpoint no. {rank} with {score:.4f} {key} is saved to {shown}"
+            f"Best checkpoint no. {rank} ({key} {score:.4f}): {shown}"
             if self.max_keep_best > 1 else
-            f"The best checkpoint with {score:.4f} {key} is saved to {shown}"
+            f"Best checkpoint ({key} {score:.4f}): {shown}"
         )  # fmt: skip
 
     def after_train(self, runner: RunnerProtocol) -> None:

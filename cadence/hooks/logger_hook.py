@@ -13,6 +13,16 @@ from ..logging.run_summary import start_lines, summary_lines
 from ..registry import HOOKS
 from .hook import Hook
 
+
+def metric_rule(name: str) -> str | None:
+    """``'greater'``/``'less'`` for a metric name as ``save_best='auto'`` infers it, else None."""
+    from .early_stopping_hook import infer_rule
+
+    try:
+        return infer_rule(name)
+    except ValueError:
+        return None
+
 if TYPE_CHECKING:
     from ..loops import BaseLoop
     from ..runner.protocol import RunnerProtocol
@@ -174,7 +184,7 @@ class LoggerHook(Hook):
     def after_train(self, runner: RunnerProtocol) -> None:
         self._stop_bar()
         seconds = time.perf_counter() - self._train_started
-        runner.logger.info("\n".join(summary_lines(runner, seconds)))
+        runner.logger.info("\n".join(summary_lines(runner, seconds, metric_rule)))
 
     def _stop_bar(self) -> None:
         if self._bar is not None:

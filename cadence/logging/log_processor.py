@@ -218,12 +218,16 @@ class LogProcessor:
         time_keys = {"time", "data_time", f"{mode}/time", f"{mode}/data_time"}
         tag = {key: value for key, value in collected.items() if key not in time_keys}
         time_tag = {key: value for key, value in collected.items() if key in time_keys}
+        shown = dict(tag)
+        if self.max_width is not None:
+            for name in _lone_loss_terms(shown):  # `x/loss` is its one term: print it once
+                shown.pop(name)
         items = [
             f"{name}: {_format_value(value, self.num_digits)}"
-            for part in (tag, non_scalars, time_tag)
+            for part in (shown, non_scalars, time_tag)
             for name, value in part.items()
         ]
-        log_str += "  " + "  ".join(items)
+        log_str = fit_items(log_str + "  ", items, len(shown) + len(non_scalars), self.max_width)
         if with_non_scalar:
             tag.update(non_scalars)
         tag.update(time_tag)
@@ -335,6 +339,49 @@ class LogProcessor:
         table = torch.stack(gathered)  # (ranks, keys)
         reduced = torch.cat([table[:, : len(means)].mean(0), table[:, len(means) :].amax(0)])
         return dict(zip(keys, reduced.tolist()))
+
+
+def _lone_loss_terms(tag: dict[str, Any]) -> list[str]:
+    """Keys ``<p>loss_<term>`` that are the only term of a ``<p>loss`` also in ``tag``."""
+    lone = []
+    for key in tag:
+        if key == "loss" or key.endswith("/loss"):
+            prefix = key[: -len("loss")]
+            terms = [
+                k for k in tag if k.startswith(prefix + "loss_") and "/" not in k[len(prefix) :]
+            ]
+            if len(terms) == 1:
+                lone.append(terms[0])
+    return lone
+
+
+def fit_items(head: str, items: list[str], essential: int, width: int | None) -> str:
+    """``head`` and ``items`` joined by two spaces, at most ``width`` columns a line: the
+    items after the first ``essential`` ones (timings) are left out, last first, then the
+    rest wraps onto lines indented by four spaces, a new line for each named set
+    (``clean/...``, ``noisy/...``). ``width=None``: one line, as mmengine's."""
+    line = head + "  ".join(items)
+    if width is None or len(line) <= width:
+        return line
+    items = list(items)
+    while len(head + "  ".join(items)) > width and len(items) > essential:
+        items.pop()
+    if len(head + "  ".join(items)) <= width:
+        return head + "  ".join(items)
+    lines, current, group = [], head.rstrip(), None
+    for item in items:
+        name = item.split(": ", 1)[0]
+        item_group = name.split("/", 1)[0] if "/" in name else None
+        new_group = group is not None and item_group != group
+        group = item_group
+        joined = f"{current}  {item}"
+        if current.strip() and (new_group or len(joined) > width) and current != head.rstrip():
+            lines.append(current)
+            current = "    " + item
+        else:
+            current = joined
+    lines.append(current)
+    return "\n".join(lines)
 
 
 def fit_pieces(pieces: list[tuple[str, int]], width: int | None) -> str:

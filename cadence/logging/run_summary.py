@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -50,7 +51,14 @@ def _data_line(runner: RunnerProtocol) -> str:
     parts = [f"train {_count(getattr(train, 'dataset', ()))} samples{batches}"]
     val_loop = runner.val_loop
     if val_loop is not None:
-        parts.append(f"val {_count(getattr(val_loop.dataloader, 'dataset', ()))} samples")
+        loaders = getattr(val_loop, "dataloaders", None) or {None: val_loop.dataloader}
+        sizes = [(name, _count(getattr(loader, "dataset", ()))) for name, loader in loaders.items()]
+        if len(sizes) == 1:
+            parts.append(f"val {sizes[0][1]} samples")
+        else:  # named sets
+            parts.append(
+                "val " + ", ".join(f"{name} {count}" for name, count in sizes) + " samples"
+            )
     if runner.world_size > 1:
         parts.append(f"batches per process, {runner.world_size} processes")
     return "data: " + ", ".join(parts)
@@ -87,40 +95,42 @@ def start_lines(runner: RunnerProtocol) -> list[str]:
     ]
 
 
-def _metric_rows(runner: RunnerProtocol) -> list[tuple[str, str, str]]:
-    hub = runner.message_hub
-    info = hub.runtime_info
+def _metric_rows(
+    runner: RunnerProtocol, rule_of: Callable[[str], str | None]
+) -> list[tuple[str, str, str]]:
+    """``(metric, last, best)`` of each validation metric; ``best`` over the run's
+    validations by the metric's rule (``'greater'``/``'less'``), blank without one."""
+    from .log_processor import _lone_loss_terms
+
+    scalars = {
+        key[len("val/") :]: buffer
+        for key, buffer in runner.message_hub.log_scalars.items()
+        if key.startswith("val/") and key[len("val/") :] not in _TIME_KEYS
+    }
+    lone = set(_lone_loss_terms(scalars))  # `loss` is its one term: listed once
     rows = []
-    for key, buffer in hub.log_scalars.items():
-        if not key.startswith("val/"):
+    for name, buffer in scalars.items():
+        if name in lone:
             continue
-        name = key[len("val/") :]
-        if name in _TIME_KEYS:
-            continue
-        last = f"{float(buffer.current()):.4f}"
-        best = ""
-        for info_key, score in info.items():
-            if info_key.startswith("best_score") and _same_metric(info, info_key, name):
-                best = f"{float(score):.4f}"
-        rows.append((name, last, best))
+        values = [float(v) for v in buffer.data[0]]
+        rule = rule_of(name)
+        best = "" if rule is None or not values else (
+            f"{(max if rule == 'greater' else min)(values):.4f}"
+        )  # fmt: skip
+        rows.append((name, f"{float(buffer.current()):.4f}", best))
     return rows
 
 
-def _same_metric(info: Any, score_key: str, name: str) -> bool:
-    """Whether ``best_score<suffix>`` belongs to metric ``name`` (one best: the only one)."""
-    suffix = score_key[len("best_score") :]
-    if not suffix:
-        return len([k for k in info if k.startswith("best_score")]) == 1
-    return suffix[1:] == name
-
-
-def summary_lines(runner: RunnerProtocol, seconds: float) -> list[str]:
-    """The end-of-training table: time, metrics (last and best), checkpoints, curves."""
+def summary_lines(
+    runner: RunnerProtocol, seconds: float, rule_of: Callable[[str], str | None] = lambda _: None
+) -> list[str]:
+    """The end-of-training table: time, metrics (last, and best by ``rule_of(name)``:
+    ``'greater'``, ``'less'`` or None), checkpoints, curves."""
     elapsed = datetime.timedelta(seconds=int(seconds))
     plural = "" if runner.epoch == 1 else "s"
     unit = f"{runner.epoch} epoch{plural}, " if runner.train_loop_by_epoch else ""
     lines = [f"Training finished in {elapsed} ({unit}{runner.iter:,} iterations)"]
-    rows = _metric_rows(runner)
+    rows = _metric_rows(runner, rule_of)
     if rows:
         width = max(len("metric"), *(len(r[0]) for r in rows))
         lines.append(f"  {'metric':<{width}}  {'last':>10}  {'best':>10}")

@@ -18,7 +18,8 @@ CONFIG = os.path.join(ROOT, "examples", "digits", "configs", "cnn_1xb32_digits.p
 SHORT = [  # one epoch of 4 batches of 8, validation on 16 images: about a second
     "train_cfg.max_epochs=1", "train_cfg.val_interval=1", "default_hooks.logger.interval=2",
     "train_dataloader.batch_size=8", "train_dataloader.num_batch_per_epoch=4",
-    "val_dataloader.batch_size=16", "val_dataloader.num_batch_per_epoch=1",
+    "val_dataloader.clean.batch_size=16", "val_dataloader.clean.num_batch_per_epoch=1",
+    "val_dataloader.noisy.batch_size=16", "val_dataloader.noisy.num_batch_per_epoch=1",
 ]  # fmt: skip
 
 
@@ -37,7 +38,7 @@ def test_console_before_the_first_iteration_is_short_and_every_line_fits(
     assert "SingleDeviceStrategy on cpu, world size 1" in head
     assert "model: DigitsCNN, 28,842 parameters (28,842 trainable)" in head
     # num_batch_per_epoch: the first 4 x 8 = 32 samples make the epoch
-    assert "data: train 32 samples in 4 batches of 8, val 16 samples" in head
+    assert "data: train 32 samples in 4 batches of 8, val clean 16, noisy 16 samples" in head
     assert "work_dir: work " in head and "start: epoch 1 of 1" in head
     train_lines = [line for line in lines if line.startswith("Epoch(train)")]
     assert len(train_lines) == 2 and all(" loss: " in line for line in train_lines)
@@ -47,7 +48,9 @@ def test_console_before_the_first_iteration_is_short_and_every_line_fits(
     end = lines.index(next(line for line in lines if line.startswith("Training finished in")))
     assert "(1 epoch, 4 iterations)" in lines[end]
     assert lines[end + 1].split() == ["metric", "last", "best"]
-    assert lines[end + 2].split()[0] == "accuracy/top1" and len(lines[end + 2].split()) == 3
+    assert [line.split()[0] for line in lines[end + 2 : end + 6]] == [
+        "clean/accuracy/top1", "clean/loss", "noisy/accuracy/top1", "noisy/loss"]  # fmt: skip
+    assert len(lines[end + 2].split()) == 3
     assert f"last checkpoint: {os.path.join('work', 'epoch_1.pth')}" in lines
     assert any(line.startswith("best checkpoint: ") for line in lines[end:])
     assert lines[-1].startswith("plot: `cadence plot work` draws the curves of ")

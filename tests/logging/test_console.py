@@ -40,3 +40,20 @@ def test_verbose_shows_details_on_the_console(logger, capsys, monkeypatch):
     monkeypatch.setenv(VERBOSE_ENV, "1")
     logger.info("Hooks:\nbefore_run: ...", extra=DETAIL)
     assert capsys.readouterr().out == "Hooks:\nbefore_run: ...\n"
+
+
+def test_the_summary_takes_each_metrics_best_by_its_own_rule():
+    from types import SimpleNamespace
+
+    from cadence.hooks.logger_hook import metric_rule
+    from cadence.logging import MessageHub
+    from cadence.logging.run_summary import _metric_rows
+
+    hub = MessageHub(f"summary-{uuid.uuid4().hex[:8]}")
+    for acc, loss in ((50.0, 2.0), (70.0, 1.0), (60.0, 1.5)):
+        hub.update_scalar("val/clean/accuracy/top1", acc)
+        hub.update_scalar("val/clean/loss", loss)
+    hub.update_scalar("val/widgets", 3.0)  # no rule: no best
+    rows = _metric_rows(SimpleNamespace(message_hub=hub), metric_rule)
+    assert rows == [("clean/accuracy/top1", "60.0000", "70.0000"),
+                    ("clean/loss", "1.5000", "1.0000"), ("widgets", "3.0000", "")]  # fmt: skip

@@ -287,3 +287,24 @@ def test_several_loss_terms_are_all_printed_and_throughput_is_logged():
     # 8 samples per process x 2 processes in 0.2 s a step (the windowed mean)
     assert tag["samples_per_sec"] == pytest.approx(80.0)
     assert "samples/s: 80.0" in line
+
+
+def test_epoch_lines_drop_timings_then_wrap_one_named_set_a_line():
+    from cadence.logging.log_processor import fit_items
+
+    head = "Epoch(val) [1][1/1]  "
+    items = ["clean/acc: 69.4444", "clean/loss: 1.1078", "noisy/acc: 44.8468",
+             "noisy/loss: 1.5908", "time: 0.0593"]  # fmt: skip
+    assert fit_items(head, items, 4, None) == head + "  ".join(items)  # mmengine's line
+    assert fit_items(head, items, 4, 100) == head + "  ".join(items[:4])  # 96 columns
+    assert fit_items(head, items, 4, 60) == (
+        "Epoch(val) [1][1/1]  clean/acc: 69.4444  clean/loss: 1.1078\n"
+        "    noisy/acc: 44.8468  noisy/loss: 1.5908"
+    )
+
+
+def test_a_lone_loss_term_is_printed_once_per_set():
+    from cadence.logging.log_processor import _lone_loss_terms
+
+    tag = {"a/loss": 1.0, "a/loss_cls": 1.0, "b/loss": 2.0, "b/loss_cls": 1.5, "b/loss_box": 0.5}
+    assert _lone_loss_terms(tag) == ["a/loss_cls"]

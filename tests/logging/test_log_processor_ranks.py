@@ -63,7 +63,7 @@ def _log_with_counted_collectives() -> dict:
         message_hub=hub, world_size=world, rank=rank, experiment_name="ranks",
         train_loop_by_epoch=False, log_processor=LogProcessor(by_epoch=False, window_size=1),
         logger=types.SimpleNamespace(info=lines.append),
-        visualizer=types.SimpleNamespace(add_scalars=lambda tag, step: None),
+        visualizer=types.SimpleNamespace(add_scalars=lambda tag, step, **kwargs: None),
     )  # fmt: skip
     hook = LoggerHook(interval=INTERVAL, progress="off", interval_exp_name=0)
     hook.before_run(runner)
