@@ -12,7 +12,6 @@ import pytest
 from cadence.utils import (
     ProgressBar,
     track_iter_progress,
-    track_parallel_progress,
     track_progress,
     track_progress_rich,
 )
