@@ -12,11 +12,13 @@ several times slower.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 
 import pytest
 import torch
 
+import cadence
 from cadence.logging import isolated_instances
 from cadence.registry import isolated_registries
 
@@ -33,10 +35,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group("dist"))
 
 
+_INSTALLED = tuple(
+    os.path.realpath(p) + os.sep
+    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(torch.__path__[0])}
+)
+_CADENCE = os.path.realpath(os.path.dirname(cadence.__file__)) + os.sep
+
+
+def _forget_user_modules(before: set[str]) -> None:
+    """Drop from ``sys.modules`` the modules a test imported that are neither installed
+    packages nor cadence (examples, a config's ``custom_imports``, tmp_path files): the
+    registries are restored after each test, and a module imported again by a later
+    test's ``custom_imports`` must register its classes again."""
+    for name in set(sys.modules) - before:
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if not path:
+            continue
+        path = os.path.realpath(path)
+        if not path.startswith(_INSTALLED) and not path.startswith(_CADENCE):
+            del sys.modules[name]
+
+
 @pytest.fixture(autouse=True)
 def _isolate_global_state() -> Iterator[None]:
+    before = set(sys.modules)
     with isolated_registries(), isolated_instances(start_empty=False):
         yield
+    _forget_user_modules(before)
 
 
 @pytest.fixture(scope="session")

@@ -136,9 +136,13 @@ def _train_lines(scalars: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
             lines[line["step"]] = {
                 k: v
                 for k, v in line.items()
-                if "time" not in k and k not in ("eta", "memory", "samples_per_sec")
+                if "time" not in k and k not in _RATES
             }
     return lines
+
+
+#: Scalars that depend on the step's wall time (or, for the FLOPs, on the first step).
+_RATES = ("eta", "memory", "samples_per_sec", "tflops", "mfu", "tokens_per_sec")
 
 
 def _fetches(tmp_path: Path, run: str, rank: int) -> list[int]:
