@@ -116,3 +116,15 @@ def test_the_page_total_is_the_sum_of_the_rows(covs):
     provided = sum(len(cov.provided) for cov in covs)
     total = sum(cov.total for cov in covs)
     assert f"{provided} of mmengine's {total}" in PAGE.read_text()
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_links_to_the_migration_doc_name_existing_sections():
+    migration = (ROOT / "docs" / "migrating_from_mmengine.md").read_text()
+    anchors = {slug(line.lstrip("#")) for line in migration.splitlines() if line.startswith("#")}
+    links = set(re.findall(r"\(migrating_from_mmengine\.md#([\w\-]+)\)", PAGE.read_text()))
+    assert links and not links - anchors, sorted(links - anchors)
