@@ -28,8 +28,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's cadence
-
 MMENGINE_VERSION = "0.10.7"
 
 # mmengine/__init__.py star-imports these packages, and adds `__version__` and `version_info`.
@@ -370,4 +368,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's cadence
     raise SystemExit(main())
