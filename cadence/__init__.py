@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
+from ._exports import LAZY_EXPORTS
 from .version import __version__
 
-__all__ = ["Config", "Predictor", "Runner", "__version__"]
+__all__ = ["__version__", *sorted(LAZY_EXPORTS)]
 
 
 def __getattr__(name: str) -> Any:
-    # Imported on first use so that `import cadence` stays cheap.
-    if name == "Config":
-        from .config import Config
+    # Imported on first use so that `import cadence` stays cheap (see _exports.py).
+    module = LAZY_EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cadence' has no attribute '{name}'")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later reads skip this function
+    return value
 
-        return Config
-    if name == "Runner":
-        from .runner import Runner
 
-        return Runner
-    if name == "Predictor":
-        from .inference import Predictor
-
-        return Predictor
-    raise AttributeError(f"module 'cadence' has no attribute '{name}'")
+def __dir__() -> list[str]:
+    return sorted({*globals(), *LAZY_EXPORTS})

@@ -98,3 +98,29 @@ class RankLocalBuffers:
 
     def load_state_dict(self, saved: dict[str, torch.Tensor]) -> None:
         restore_rank_local_buffers(self.module, saved)
+
+
+class LoaderPlace:
+    """This rank's training dataloader's own state, where it keeps one (a stream's place in
+    each worker: :mod:`cadence.dataset.stream`), as a checkpoint part.
+
+    ``loop`` is the training loop; its dataloader is read when saving and loading (a hook
+    may replace it). Loaders without ``state_dict``/``load_state_dict`` save None.
+    """
+
+    def __init__(self, loop: Any) -> None:
+        self.loop = loop
+
+    def state_dict(self) -> Any:
+        from ..dataset.stream import resumes_itself
+
+        loader: Any = getattr(self.loop, "dataloader", None)
+        return loader.state_dict() if resumes_itself(loader) else None
+
+    def load_state_dict(self, saved: Any) -> None:
+        from ..dataset.stream import mark_restored, resumes_itself
+
+        loader: Any = getattr(self.loop, "dataloader", None)
+        if saved is not None and resumes_itself(loader):
+            loader.load_state_dict(saved)
+            mark_restored(loader)

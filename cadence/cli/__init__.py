@@ -18,6 +18,7 @@ from .lr_find import add_lr_find_command
 from .print_config import add_print_config_command
 from .publish import add_publish_command
 from .run import add_run_commands
+from .sweep import add_sweep_command
 
 __all__ = ["CliError", "build_parser", "main"]
 
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_plot_command(sub)
     add_publish_command(sub)
     add_lr_find_command(sub)
+    add_sweep_command(sub)
     for command in sub.choices.values():  # `cadence train --debug cfg.py` works too
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                              help="show tracebacks on errors")  # fmt: skip

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..config import Config
+from ..loops.eval_sets import eval_set_paths
+from ..optim.optimizer.nonfinite import GUARD_KEYS
 from ..registry import (
     DATA_SAMPLERS,
     DATASETS,
@@ -67,11 +69,15 @@ class ConfigChecker(ComponentChecker):
             if "runner_type" in cfg:
                 self.component(dict(type=cfg.runner_type), "runner_type", RUNNERS)
             self._model()
-            for mode in ("train", "val", "test"):
-                if cfg.get(f"{mode}_dataloader") is not None:
-                    self.dataloader(cfg.get(f"{mode}_dataloader"), f"{mode}_dataloader")
-                if mode != "train" and cfg.get(f"{mode}_evaluator") is not None:
-                    self.evaluator(cfg.get(f"{mode}_evaluator"), f"{mode}_evaluator")
+            if cfg.get("train_dataloader") is not None:
+                self.dataloader(cfg.get("train_dataloader"), "train_dataloader")
+            for mode in ("val", "test"):  # one set, or several (a list or a dict by name)
+                loaders, evaluators = cfg.get(f"{mode}_dataloader"), cfg.get(f"{mode}_evaluator")
+                for lpath, loader, epath, evaluator in eval_set_paths(loaders, evaluators, mode):
+                    if loader is not None:
+                        self.dataloader(loader, lpath)
+                    if evaluator is not None:
+                        self.evaluator(evaluator, epath)
             self._loops()
             if cfg.get("optim_wrapper") is not None:
                 self.optim_wrapper(cfg.optim_wrapper, "optim_wrapper")
@@ -177,7 +183,7 @@ class ConfigChecker(ComponentChecker):
             default = "EpochBasedTrainLoop" if by_epoch else "IterBasedTrainLoop"
             self.component(
                 train, "train_cfg", LOOPS, default_type=default,
-                provided=["runner", "dataloader"], skip=["by_epoch"],
+                provided=["runner", "dataloader"], skip=["by_epoch", "resume_policy"],
             )  # fmt: skip
         for mode, default in (("val", "ValLoop"), ("test", "TestLoop")):
             node = self.cfg.get(f"{mode}_cfg")
@@ -203,7 +209,7 @@ class ConfigChecker(ComponentChecker):
             return  # a custom constructor may read any keys
         self.component(
             node, path, OPTIM_WRAPPERS, default_type="OptimWrapper",
-            provided=["optimizer"], skip=["optimizer", "paramwise_cfg"],
+            provided=["optimizer"], skip=["optimizer", "paramwise_cfg", *GUARD_KEYS],
         )  # fmt: skip
         optimizer = node.get("optimizer")
         if optimizer is None:

@@ -18,6 +18,8 @@ SHAPES: dict[str, tuple[type, ...]] = {
     "test_dataloader": (Mapping,), "log_processor": (Mapping,), "param_scheduler": (Mapping,
     list, tuple), "optim_wrapper": (Mapping,),
 }  # fmt: skip
+#: several validation/test sets: a list of dataloaders, or a dict of them by name
+SHAPES["val_dataloader"] = SHAPES["test_dataloader"] = (Mapping, list, tuple)
 _SHAPE_NAMES: dict[Any, str] = {Mapping: "a dict", list: "a list", tuple: "a tuple"}
 
 #: The sections each mode needs together (as the runner requires).
@@ -50,6 +52,7 @@ LOOP_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("max_iters", _positive_int, "an int > 0"),
     ("val_interval", _positive_int, "an int >= 1 (validate every N epochs or iterations)"),
     ("val_begin", _natural, "an int >= 0"),
+    ("resume_policy", lambda v: v in ("keep", "stretch"), "'keep' or 'stretch'"),
 )
 LOADER_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("batch_size", _positive_int, "an int > 0 (samples per process and step)"),
@@ -94,6 +97,13 @@ def check_sections(cfg: Any, report: Report) -> None:
         for i, hook in enumerate(custom):
             if not isinstance(hook, Mapping) and not hasattr(hook, "priority"):
                 report(f"custom_hooks.{i}", f"must be a dict(type=...) or a hook, got {hook!r}")
+    from ..loops.eval_sets import eval_sets_problem
+
+    for mode in ("val", "test"):  # several sets: lists or dicts by name that must pair up
+        problem = eval_sets_problem(cfg.get(f"{mode}_dataloader"), cfg.get(f"{mode}_evaluator"),
+                                    mode)  # fmt: skip
+        if problem is not None:
+            report(f"{mode}_evaluator", problem)
     for mode, keys in COMPANIONS.items():
         given = [k for k in keys if cfg.get(k) is not None]
         if given and len(given) != len(keys):

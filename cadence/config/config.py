@@ -8,6 +8,7 @@ import importlib
 import os
 import tempfile
 import warnings
+from argparse import ArgumentParser
 from collections.abc import Iterator, Mapping
 from pathlib import Path as FsPath
 from typing import Any
@@ -95,6 +96,22 @@ class Config:
         loaded = ConfigLoader().load(virtual, text=cfg_str)
         cfg = Config._from_loaded(loaded, None, True, True)
         return cfg
+
+    @staticmethod
+    def auto_argparser(description: str | None = None) -> tuple[ArgumentParser, Config]:
+        """``(parser, cfg)`` for a script run as ``script.py CONFIG [--key.path VALUE ...]``.
+
+        The config named by the first positional command-line argument is loaded;
+        the parser has that positional ``config`` and one option per config leaf
+        (see :func:`cadence.config.auto_args.add_args`).
+        """
+        from .auto_args import add_args, config_path_parser
+
+        cfg_file = config_path_parser(description, add_help=False).parse_known_args()[0].config
+        cfg = Config.fromfile(cfg_file)
+        parser = config_path_parser(description)
+        add_args(parser, cfg.to_dict())
+        return parser, cfg
 
     @staticmethod
     def _from_loaded(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from addict import Dict
 
@@ -37,8 +37,13 @@ class ConfigDict(Dict):
     Missing keys raise ``KeyError``/``AttributeError`` with did-you-mean
     suggestions instead of silently creating empty children; nested dicts are
     converted on assignment; :meth:`update` merges recursively and honours
-    ``_delete_=True``; lazy imports are resolved when read.
+    ``_delete_=True``; lazy imports are resolved when read, unless the
+    class attribute :attr:`lazy` is set (``ConfigDict.lazy = True``, as in
+    mmengine): then reads return the :class:`LazyObject` itself.
     """
+
+    #: Class-wide switch: ``True`` returns lazy imports unresolved (mmengine's ``ConfigDict.lazy``).
+    lazy: ClassVar[bool] = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: D107
         for arg in args:
@@ -64,11 +69,14 @@ class ConfigDict(Dict):
         return item
 
     # ------------------------------------------------------------- access
+    def _read(self, value: Any) -> Any:
+        return value if type(self).lazy else resolve_lazy(value)
+
     def __missing__(self, key: Any) -> Any:
         raise ConfigKeyMissing(key, self.keys())
 
     def __getitem__(self, key: Any) -> Any:
-        return resolve_lazy(dict.__getitem__(self, key))
+        return self._read(dict.__getitem__(self, key))
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
@@ -82,12 +90,13 @@ class ConfigDict(Dict):
             raise AttributeError(
                 f"'{type(self).__name__}' object has no attribute '{name}'{where}.{hint}"
             ) from None
-        return resolve_lazy(value)
+        return self._read(value)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(type(self), name):
             raise AttributeError(
-                f"'{type(self).__name__}' attribute '{name}' is a method; use item access"
+                f"'{type(self).__name__}' attribute '{name}' is a method or class setting; "
+                f"use item access (cfg[{name!r}] = ...)"
             )
         dict.__setitem__(self, name, self._hook(value))
 
@@ -101,16 +110,16 @@ class ConfigDict(Dict):
             raise AttributeError(name) from None
 
     def get(self, key: Any, default: Any = None) -> Any:
-        return resolve_lazy(dict.get(self, key, default))
+        return self._read(dict.get(self, key, default))
 
     def pop(self, key: Any, *default: Any) -> Any:
-        return resolve_lazy(dict.pop(self, key, *default))
+        return self._read(dict.pop(self, key, *default))
 
     def items(self):
-        return [(k, resolve_lazy(v)) for k, v in dict.items(self)]
+        return [(k, self._read(v)) for k, v in dict.items(self)]
 
     def values(self):
-        return [resolve_lazy(v) for v in dict.values(self)]
+        return [self._read(v) for v in dict.values(self)]
 
     def raw_items(self) -> list[tuple[Any, Any]]:
         """Items with lazy imports left unresolved."""

@@ -11,6 +11,7 @@ from .loader_state import dataloader_state_dict, load_dataloader_state_dict
 from .multigrid import MultigridSchedule, ShortCycleBatchSampler
 from .sample_errors import DescribesIndex, note_sample_errors
 from .sampler import DefaultSampler, InfiniteSampler
+from .stream import StreamLoader, is_resumable_stream
 from .worker import SampleIndex, WorkerSeeder, batch_seed, worker_init_fn, worker_seed
 from .worker_signals import ShieldedWorkerInit, shield_worker_signals
 from .wrappers import ClassBalancedDataset, ConcatDataset, RepeatDataset
@@ -29,4 +30,5 @@ __all__ = [
     "dataloader_state_dict", "default_collate", "load_dataloader_state_dict",
     "note_sample_errors", "pseudo_collate", "shield_worker_signals", "worker_init_fn",
     "worker_seed",
+    "StreamLoader", "is_resumable_stream",
 ]  # fmt: skip

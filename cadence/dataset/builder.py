@@ -22,7 +22,7 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, IterableDataset
 
 from ..config.errors import ConfigKeyError
 from ..dist import broadcast_object_list, get_rank, get_world_size
@@ -31,6 +31,7 @@ from ..utils.suggest import did_you_mean
 from .explained_loader import DEFAULT_LOADER_TIMEOUT, ExplainedDataLoader
 from .multigrid import with_index
 from .sample_errors import note_sample_errors
+from .stream import StreamLoader, is_resumable_stream
 from .worker import WorkerSeeder
 from .worker_signals import ShieldedWorkerInit
 
@@ -247,6 +248,19 @@ def _check_loader_options(args: dict[str, Any], path: str, origin: str | None) -
             )
 
 
+def _check_stream_options(
+    sampler: Any, batch_sampler: Any, num_batches: Any, path: str, origin: str | None
+) -> None:
+    """A stream (``IterableDataset``) yields its own order: no sampler, no sliced epoch."""
+    for key, value in (("sampler", sampler), ("batch_sampler", batch_sampler),
+                       ("num_batch_per_epoch", num_batches)):  # fmt: skip
+        if value is not None and value is not _MISSING:
+            raise ValueError(
+                f"{_located(f'{path}.{key}', origin)} cannot be set for a stream (an "
+                "IterableDataset yields its own order); remove it and give batch_size"
+            )
+
+
 def build_dataloader(
     cfg: Any,
     *,
@@ -311,12 +325,15 @@ def build_dataloader(
     dataset = _build_dataset(args.pop("dataset"), path)
     num_batches = args.pop("num_batch_per_epoch", None)
     batch_sampler_spec = args.pop("batch_sampler", None)
-    if num_batches is not None:
+    if num_batches is not None and not isinstance(dataset, IterableDataset):
         samples = _samples_in(operator.index(num_batches), args, batch_sampler_spec)
         dataset = SlicedDataset(dataset, samples * get_world_size())
 
     sampler_spec = args.pop("sampler", _MISSING)
-    if sampler_spec is _MISSING:
+    if isinstance(dataset, IterableDataset):
+        _check_stream_options(sampler_spec, batch_sampler_spec, num_batches, path, origin)
+        sampler_spec = None
+    elif sampler_spec is _MISSING:
         if batch_sampler_spec is None or isinstance(batch_sampler_spec, Mapping):
             raise ConfigKeyError(
                 f"{_located(path, origin)} needs a 'sampler', e.g. "
@@ -342,7 +359,8 @@ def build_dataloader(
     _check_loader_options(args, path, origin)
     _set_timeout(args, path, origin)
     note_sample_errors(dataset)
-    loader = ExplainedDataLoader(
+    loader_type = StreamLoader if is_resumable_stream(dataset) else ExplainedDataLoader
+    loader = loader_type(
         dataset,
         sampler=sampler if batch_sampler is None else None,
         batch_sampler=batch_sampler,

@@ -11,6 +11,7 @@ from ..fileio import check_url, join_path
 from ..optim import accumulation_pending
 from ..registry import HOOKS
 from .hook import Hook
+from .nonfinite_rollback import attach_rollback
 
 if TYPE_CHECKING:
     from ..runner.protocol import RunnerProtocol
@@ -200,6 +201,10 @@ class CheckpointHook(Hook):
         )
 
     # ------------------------------------------------------------ stages
+    def before_train(self, runner: RunnerProtocol) -> None:
+        """Give ``optim_wrapper=dict(on_repeated='rollback')`` the last checkpoint."""
+        attach_rollback(runner, lambda: self.last_ckpt)
+
     def after_train_epoch(self, runner: RunnerProtocol) -> None:
         if not self.by_epoch:
             return

@@ -24,17 +24,21 @@ class BaseLoop:
         self._runner = runner
         #: bumped at each step boundary (the runner's, read by its hang watchdog)
         self._heartbeat: Heartbeat = getattr(runner, "heartbeat", None) or Heartbeat()
-        if isinstance(dataloader, Mapping):
-            from ..dataset import build_dataloader
+        self.dataloader = self.build_dataloader(dataloader)
 
-            randomness = dict(runner.randomness_cfg or {})
-            self.dataloader = build_dataloader(
-                dataloader,
-                seed=runner.seed,
-                diff_rank_seed=bool(randomness.get("diff_rank_seed", False)),
-            )
-        else:
-            self.dataloader = dataloader
+    def build_dataloader(self, dataloader: DataLoader | Mapping[str, Any]) -> DataLoader:
+        """``dataloader`` built with the runner's seed when it is a config; else as is."""
+        if not isinstance(dataloader, Mapping):
+            return dataloader
+        from ..dataset import build_dataloader
+
+        runner = self._runner
+        randomness = dict(runner.randomness_cfg or {})
+        return build_dataloader(
+            dataloader,
+            seed=runner.seed,
+            diff_rank_seed=bool(randomness.get("diff_rank_seed", False)),
+        )
 
     @property
     def runner(self) -> RunnerProtocol:

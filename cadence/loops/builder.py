@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..optim.scheduler.resume_policy import check_policy
 from ..registry import LOOPS
 
 if TYPE_CHECKING:
@@ -18,19 +19,23 @@ def build_loop(
 
     A train config without ``type`` becomes ``EpochBasedTrainLoop``, or
     ``IterBasedTrainLoop`` with ``by_epoch=False`` or ``max_iters`` (mmengine's rule);
-    val/test configs default to ``ValLoop``/``TestLoop``.
+    val/test configs default to ``ValLoop``/``TestLoop``. ``train_cfg.resume_policy``
+    (``'keep'``/``'stretch'``, :mod:`cadence.optim.scheduler.resume_policy`) is set on the loop.
     """
     if not isinstance(loop_cfg, Mapping):
         return loop_cfg
     cfg = dict(loop_cfg)
     if mode == "train":
         by_epoch = cfg.pop("by_epoch", None)
+        policy = check_policy(cfg.pop("resume_policy", "keep"))
         if "type" not in cfg:
             if by_epoch is None:
                 by_epoch = "max_iters" not in cfg
             cfg["type"] = "EpochBasedTrainLoop" if by_epoch else "IterBasedTrainLoop"
-        return LOOPS.build(cfg, default_args=dict(runner=runner, dataloader=dataloader),
+        loop = LOOPS.build(cfg, default_args=dict(runner=runner, dataloader=dataloader),
                            key_path="train_cfg")  # fmt: skip
+        loop.resume_policy = policy  # what ParamSchedulerHook does on a longer resume
+        return loop
     cfg.setdefault("type", "ValLoop" if mode == "val" else "TestLoop")
     return LOOPS.build(
         cfg, default_args=dict(runner=runner, dataloader=dataloader, evaluator=evaluator),

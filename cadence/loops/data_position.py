@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, IterableDataset
 
 from ..dataset.loader_state import index_sampler
+from ..dataset.stream import is_resumable_stream, take_restored
 from ..dist import get_world_size
 
 if TYPE_CHECKING:
@@ -154,9 +155,10 @@ def start_at(dataloader: DataLoader, batches: int, samples: int) -> bool:
     batch size changes per iteration) skips ``batches``; a sampler that deals a shared
     order (``set_start_position``) starts ``samples`` into it; any other sampler with
     ``set_start_index`` starts ``batches * batch_size`` samples into its rank's share.
+    A loader given its own saved state (:mod:`cadence.dataset.stream`) continues by itself.
     Returns False where the sampler cannot start late (the caller replays).
     """
-    if batches <= 0 and samples <= 0:
+    if take_restored(dataloader) or (batches <= 0 and samples <= 0):
         return True
     set_start_batch = getattr(getattr(dataloader, "batch_sampler", None), "set_start_batch", None)
     if callable(set_start_batch):
@@ -171,6 +173,26 @@ def start_at(dataloader: DataLoader, batches: int, samples: int) -> bool:
         set_start(batches * batch_size)
         return True
     return False
+
+
+def replay_message(dataloader: Any, batches: int) -> str:
+    """The warning of a resume that replays ``batches`` batches: for a stream without a saved
+    state it says that the stream restarts and what follows."""
+    dataset = getattr(dataloader, "dataset", None)
+    if not isinstance(dataset, IterableDataset):
+        return "the train sampler cannot start mid-epoch; replaying batches to resume"
+    stream = getattr(dataset, "stream", dataset)
+    fix = (
+        "build the dataloader from a config or with cadence.dataset.StreamLoader, which save it"
+        if is_resumable_stream(stream) else "give the dataset state_dict()/load_state_dict()"
+    )  # fmt: skip
+    return (
+        f"the training stream ({type(stream).__name__}, an IterableDataset) resumes without a "
+        f"saved state: it restarts from its beginning, and the {batches} batch(es) already "
+        "trained on are read again and discarded. Unless the stream yields the same items in "
+        "the same order every time, batches are repeated or skipped. To resume it exactly, "
+        f"{fix} (docs/datasets.md, 'Streams that resume')"
+    )
 
 
 def draws_once(dataloader: Any) -> bool:

@@ -31,6 +31,7 @@ from .data_position import (
     draws_once,
     iterate,
     loader_layout,
+    replay_message,
     saved_layout,
     saved_position,
     start_at,
@@ -367,10 +368,7 @@ class EpochBasedTrainLoop(_TrainLoop):
         consumed = self._data_position(self._epoch, skip).samples
         replay = 0 if start_at(self.dataloader, skip, consumed) else skip
         if replay:
-            warnings.warn(
-                "the train sampler cannot start mid-epoch; replaying batches to resume",
-                stacklevel=2,
-            )
+            warnings.warn(replay_message(self.dataloader, replay), UserWarning, stacklevel=2)
         mid_epoch = (skip > 0 or consumed > 0) and not replay
         batches = iterate(self.dataloader, self._keep_rng(mid_epoch=mid_epoch))
         for batch_idx, data_batch in enumerate(batches, start=skip - replay):
@@ -492,7 +490,7 @@ class IterBasedTrainLoop(_TrainLoop):
         endless = self._endless = EndlessIterator(self.dataloader, position, within, keep_rng)
         batches = iter(endless)
         if within and not endless.skipped:
-            warnings.warn("the train sampler cannot skip ahead; replaying batches", stacklevel=2)
+            warnings.warn(replay_message(self.dataloader, within), UserWarning, stacklevel=2)
             for _ in range(within):
                 next(batches)
         return batches

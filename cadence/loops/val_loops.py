@@ -2,41 +2,73 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils.data import DataLoader
 
+from ..model.base_model import parse_losses
 from ..registry import LOOPS
 from .base_loop import BaseLoop
+from .eval_sets import prefixed, split_eval_sets
+from .val_loss import LossMeter, batch_size, loss_and_predict
 
 if TYPE_CHECKING:
     from ..runner.protocol import RunnerProtocol
 
 
 class _EvalLoop(BaseLoop):
-    """Run the model in eval mode over a dataloader and evaluate its predictions."""
+    """Run the model in eval mode over one or several sets and evaluate its predictions.
+
+    Args:
+        dataloader: one dataloader (config or built), or several as a list or a dict by
+            name; each set's metrics are prefixed with its name (:mod:`.eval_sets`).
+        evaluator: the evaluator, or one per set (a list or a dict by name).
+        fp16: run the model under autocast.
+        compute_loss: also record the model's loss on each set, as the metric ``loss``
+            (and one per loss entry; :mod:`.val_loss` says how it is computed).
+    """
 
     mode = "val"
 
     def __init__(
         self,
         runner: RunnerProtocol,
-        dataloader: DataLoader | Mapping[str, Any],
+        dataloader: DataLoader | Mapping[str, Any] | Sequence[Any],
         evaluator: Any,
         fp16: bool = False,
+        compute_loss: bool = False,
     ) -> None:
-        super().__init__(runner, dataloader)
+        sets = split_eval_sets(dataloader, evaluator, self.mode)
+        super().__init__(runner, sets[0][1])
+        #: each set's dataloader by name (``None``: the single unnamed set)
+        self.dataloaders: dict[str | None, Any] = {sets[0][0]: self.dataloader}
+        for name, loader, _ in sets[1:]:
+            self.dataloaders[name] = self.build_dataloader(loader)
+        #: each set's evaluator by name
+        self.evaluators: dict[str | None, Any] = {
+            name: self._evaluator_for(self.dataloaders[name], cfg) for name, _, cfg in sets
+        }
+        self.evaluator = self.evaluators[sets[0][0]]
+        #: the name of the set being evaluated (``dataloader`` is its loader meanwhile)
+        self.current_set: str | None = None
+        self.fp16 = fp16
+        if not isinstance(compute_loss, bool):
+            raise ValueError(f"{self.mode}_cfg.compute_loss must be True or False, "
+                             f"got {compute_loss!r}")  # fmt: skip
+        self.compute_loss = compute_loss
+
+    @staticmethod
+    def _evaluator_for(dataloader: Any, cfg: Any) -> Any:
         from ..evaluator import build_evaluator
 
-        self.evaluator = build_evaluator(evaluator)
-        dataset = getattr(self.dataloader, "dataset", None)
-        meta = getattr(dataset, "metainfo", None)
+        evaluator = build_evaluator(cfg)
+        meta = getattr(getattr(dataloader, "dataset", None), "metainfo", None)
         if meta is not None:
-            self.evaluator.dataset_meta = meta
-        self.fp16 = fp16
+            evaluator.dataset_meta = meta
+        return evaluator
 
     def _autocast(self) -> Any:
         if not self.fp16:
@@ -46,7 +78,7 @@ class _EvalLoop(BaseLoop):
         return torch.autocast(device_type=device, dtype=dtype)
 
     def run(self) -> dict[str, Any]:
-        """Predict on every batch, evaluate, and return the metrics."""
+        """Predict on every batch of every set, evaluate, and return the metrics."""
         with self._heartbeat.loop(self.mode):  # inside training: back to its position after
             return self._run()
 
@@ -55,15 +87,46 @@ class _EvalLoop(BaseLoop):
         runner.call_hook(f"before_{mode}")
         runner.call_hook(f"before_{mode}_epoch")
         runner.model.eval()
-        model = runner.model
-        step = getattr(model, f"{mode}_step")
+        metrics: dict[str, Any] = {}
+        first = self.dataloader
+        try:
+            for name, loader in self.dataloaders.items():
+                self.dataloader, self.current_set = loader, name
+                metrics.update(prefixed(name, self._run_set(loader, self.evaluators[name])))
+        finally:
+            self.dataloader, self.current_set = first, None
+        runner.call_hook(f"after_{mode}_epoch", metrics=metrics)
+        runner.call_hook(f"after_{mode}")
+        return metrics
+
+    def _stepper(self) -> tuple[Callable[[Any], Any], LossMeter | None]:
+        """What one batch runs: the model's ``{mode}_step``, or (with ``compute_loss``) the
+        loss-and-predictions step, which feeds the returned meter."""
+        runner = self._runner
+        if not self.compute_loss:
+            return getattr(runner.model, f"{self.mode}_step"), None
+        strategy = getattr(runner, "strategy", None)
+        model = strategy.unwrap(runner.model) if strategy is not None else runner.model
+        parse = getattr(model, "parse_losses", parse_losses)
+        meter = LossMeter()
+
+        def step(data_batch: Any) -> Any:
+            losses, outputs = loss_and_predict(model, data_batch)
+            meter.add(losses, batch_size(outputs, data_batch), parse)
+            return outputs
+
+        return step, meter
+
+    def _run_set(self, dataloader: Any, evaluator: Any) -> dict[str, Any]:
+        runner, mode = self._runner, self.mode
+        step, meter = self._stepper()
         before, after = f"before_{mode}_iter", f"after_{mode}_iter"
         hooks = runner.stage_calls  # called here rather than through call_hook: per batch
         stage, fn = before, None
         beat = self._heartbeat
         try:
             with torch.no_grad():
-                for batch_idx, data_batch in enumerate(self.dataloader):
+                for batch_idx, data_batch in enumerate(dataloader):
                     beat.steps += 1  # for the hang watchdog: +1 now, +1 when done
                     stage = before
                     for fn in hooks[before]:
@@ -71,7 +134,7 @@ class _EvalLoop(BaseLoop):
                     fn = None
                     with self._autocast():
                         outputs = step(data_batch)
-                    self.evaluator.process(data_samples=outputs, data_batch=data_batch)
+                    evaluator.process(data_samples=outputs, data_batch=data_batch)
                     stage = after
                     for fn in hooks[after]:
                         fn(runner, batch_idx, data_batch, outputs)
@@ -82,10 +145,15 @@ class _EvalLoop(BaseLoop):
                 runner.blame_hook(exc, stage, fn)
             raise
         with beat.busy("computing the metrics"):  # every rank; may be long on rank 0
-            metrics = self.evaluator.evaluate(len(self.dataloader.dataset))  # type: ignore[arg-type]
-        runner.call_hook(f"after_{mode}_epoch", metrics=metrics)
-        runner.call_hook(f"after_{mode}")
-        return metrics
+            metrics = evaluator.evaluate(len(dataloader.dataset))
+            losses = meter.result() if meter is not None else {}
+        clashes = sorted(set(metrics) & set(losses))
+        if clashes:
+            raise ValueError(
+                f"{mode}_cfg.compute_loss: the evaluator already produces {', '.join(clashes)}; "
+                "rename the metric (e.g. with its prefix) or set compute_loss=False"
+            )
+        return {**metrics, **losses}
 
 
 @LOOPS.register_module()

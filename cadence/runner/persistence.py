@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..checkpoint import CheckpointManager
-from ..checkpoint.rank_state import RankLocalBuffers, RngStreams
+from ..checkpoint.rank_state import LoaderPlace, RankLocalBuffers, RngStreams
 from ..utils.heartbeat import Heartbeat
 from ..version import __version__
 from .auto_resume import ResumePlan
@@ -89,6 +89,7 @@ class PersistenceMixin:
             manager.register("buffers", RankLocalBuffers(module), per_rank=True, shared=False)
         if self._train_loop is not None:
             manager.register("loops", _TrainPosition(self._train_loop))
+            manager.register("data_stream", LoaderPlace(self._train_loop), per_rank=True)
         manager.register("message_hub", self.message_hub, per_rank=True)
         manager.register("hooks", self._hooks)
         manager.register("rng", RngStreams(strategy.rank, strategy.world_size, self.logger))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..utils import closest_names
@@ -54,7 +54,7 @@ def select_keys(runs: Sequence[ScalarLog], keys: Sequence[str] | None) -> list[s
         raise PlotError("no numeric values in " + ", ".join(run.path for run in runs) + " to plot")
     if not keys:
         return list(available)
-    unknown = [key for key in keys if key not in available]
+    unknown = [key for key in keys if key not in available and not set_keys(key, available)]
     if unknown:
         names = list(available)
         described = ", ".join(_describe_unknown(key, names) for key in unknown)
@@ -65,13 +65,33 @@ def select_keys(runs: Sequence[ScalarLog], keys: Sequence[str] | None) -> list[s
     return list(dict.fromkeys(keys))
 
 
+def set_keys(key: str, available: Iterable[str]) -> list[str]:
+    """The logged keys ``<set>/<key>`` of several validation or test sets
+    (``clean/accuracy/top1`` for ``accuracy/top1``), drawn in ``key``'s subplot."""
+    suffix = f"/{key}"
+    return [name for name in available if name.endswith(suffix) and len(name) > len(suffix)]
+
+
+def _lines(run: ScalarLog, key: str, x: str) -> list[tuple[str, Any]]:
+    """``(label, curve)`` of each line of ``key``'s subplot for one run: the key's own
+    curves, then one per set that logs ``<set>/<key>``."""
+    lines = []
+    for curve in run.curves(key, x):
+        lines.append((f"{run.name} ({curve.phase})" if curve.phase else run.name, curve))
+    for name in set_keys(key, run.keys()):
+        label = f"{run.name} ({name[: -len(key) - 1]})"
+        lines.extend((label, curve) for curve in run.curves(name, x))
+    return lines
+
+
 def _grid(count: int) -> tuple[int, int]:
     cols = 1 if count == 1 else 2 if count <= 4 else 3
     return (count + cols - 1) // cols, cols
 
 
 def draw(runs: Sequence[ScalarLog], keys: Sequence[str], x: str, out: str) -> None:
-    """Draw one subplot per key, one line per run (and phase), and save to ``out``."""
+    """Draw one subplot per key, one line per run (and phase, and validation set: a key
+    that sets log as ``<set>/<key>`` gets a line per set), and save to ``out``."""
     figure_cls = _figure_class()
     rows, cols = _grid(len(keys))
     figure = figure_cls(figsize=(5.5 * cols, 3.6 * rows), layout="constrained")
@@ -79,8 +99,7 @@ def draw(runs: Sequence[ScalarLog], keys: Sequence[str], x: str, out: str) -> No
     for index, key in enumerate(keys):
         ax = axes[index // cols][index % cols]
         for run in runs:
-            for curve in run.curves(key, x):
-                label = f"{run.name} ({curve.phase})" if curve.phase else run.name
+            for label, curve in _lines(run, key, x):
                 marker = "o" if len(curve.xs) < _MARKER_LIMIT else None
                 ax.plot(curve.xs, curve.ys, label=label, marker=marker, markersize=3)
         ax.set_title(key)
@@ -140,7 +159,11 @@ def add_plot_command(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("runs", nargs="+", metavar="RUN", help="work dir or scalars.json")
     parser.add_argument(
-        "--keys", nargs="+", metavar="KEY", help="keys to plot (default: every logged key)"
+        "--keys",
+        nargs="+",
+        metavar="KEY",
+        help="keys to plot (default: every logged key); a key that several validation sets "
+        "log as SET/KEY is drawn with one line per set",
     )
     parser.add_argument("--out", default="curves.png", help="image file (default: curves.png)")
     parser.add_argument(

@@ -47,6 +47,22 @@ class RandomShift:
 
 
 @TRANSFORMS.register_module()
+class AddNoise:
+    """Add Gaussian noise of ``std`` (pixel units, 0..16) to the ``img``; the noise of each
+    sample is fixed (drawn from ``seed`` and its ``sample_idx``), so every validation
+    sees the same noisy images."""
+
+    def __init__(self, std: float = 4.0, seed: int = 0) -> None:
+        self.std, self.seed = std, seed
+
+    def __call__(self, results: dict[str, Any]) -> dict[str, Any]:
+        rng = np.random.default_rng((self.seed, int(results["sample_idx"])))
+        img = results["img"]
+        results["img"] = (img + rng.normal(0.0, self.std, img.shape)).astype(np.float32)
+        return results
+
+
+@TRANSFORMS.register_module()
 class PackDigitInputs:
     """``dict(img=(8, 8) array[, gt_label=int])`` -> ``dict(inputs=(1, 8, 8) tensor[,
     data_samples=label])``, the sample format the model and collate function expect."""
@@ -87,7 +103,9 @@ class DigitsDataset(Dataset):
         return len(self.labels)
 
     def __getitem__(self, index: int) -> dict[str, Any]:
-        results: dict[str, Any] = {"img": self.images[index], "gt_label": self.labels[index]}
+        results: dict[str, Any] = {
+            "img": self.images[index], "gt_label": self.labels[index], "sample_idx": index,
+        }  # fmt: skip
         for transform in self.pipeline:
             results = transform(results)
         return results
@@ -120,7 +138,23 @@ class DigitsCNN(BaseModel):
         if mode == "tensor":
             return logits
         if mode == "loss":
-            return {"loss_cls": F.cross_entropy(logits, torch.as_tensor(data_samples))}
+            return self._loss(logits, data_samples)
+        return self._predict(logits, data_samples)
+
+    def loss_and_predict(self, data: Any) -> tuple[dict[str, torch.Tensor], list[dict[str, Any]]]:
+        """The validation loss and predictions from one forward pass
+        (``val_cfg=dict(compute_loss=True)`` calls this instead of ``val_step``)."""
+        batch = self.data_preprocessor(data, False)
+        logits = self(batch["inputs"], mode="tensor")
+        samples = batch["data_samples"]
+        return self._loss(logits, samples), self._predict(logits, samples)
+
+    @staticmethod
+    def _loss(logits: torch.Tensor, data_samples: Any) -> dict[str, torch.Tensor]:
+        return {"loss_cls": F.cross_entropy(logits, torch.as_tensor(data_samples))}
+
+    @staticmethod
+    def _predict(logits: torch.Tensor, data_samples: Any) -> list[dict[str, Any]]:
         scores = logits.softmax(dim=-1)
         labels = scores.argmax(dim=-1)
         predictions = [{"pred_score": s, "pred_label": int(y)} for s, y in zip(scores, labels)]

@@ -20,15 +20,17 @@ CURVE_KEYS = ("loss", "lr", "accuracy/top1")
 
 
 def plot_curves(log_dir: str) -> str:
-    """Draw the logged loss, learning rate and accuracy into ``log_dir/curves.png``;
+    """Draw the logged loss (training, and each validation set's), learning rate and
+    accuracy (of each validation set) into ``log_dir/curves.png``;
     return the image's path, or why there is none."""
-    from cadence.visualization.plot import plot_runs
+    from cadence.visualization.plot import plot_runs, set_keys
     from cadence.visualization.scalar_log import PlotError, load_runs
 
     out = os.path.join(log_dir, "curves.png")
     try:
-        logged = set(load_runs([log_dir])[0].keys())
-        plot_runs([log_dir], keys=[k for k in CURVE_KEYS if k in logged] or None, out=out)
+        logged = load_runs([log_dir])[0].keys()
+        keys = [k for k in CURVE_KEYS if k in logged or set_keys(k, logged)]
+        plot_runs([log_dir], keys=keys or None, out=out)  # a line per validation set
     except PlotError as exc:
         return f"not drawn ({exc})"
     return out

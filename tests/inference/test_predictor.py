@@ -129,8 +129,9 @@ def test_without_a_pipeline_inputs_go_straight_to_the_data_preprocessor(
     checkpoint, weights, images
 ):
     cfg = Config.fromfile(CONFIG)
-    for split in ("test_dataloader", "val_dataloader"):
-        del cfg[split]["dataset"]["pipeline"]
+    del cfg["test_dataloader"]["dataset"]["pipeline"]
+    for loader in cfg["val_dataloader"].values():  # the example validates two named sets
+        del loader["dataset"]["pipeline"]
     del cfg["test_pipeline"]
     predictor = Predictor(cfg, checkpoint)
     assert predictor.pipeline_path is None

@@ -5,6 +5,7 @@ from .base import BaseOptimWrapper
 from .builder import build_optim_wrapper
 from .clip import GradClipper
 from .default_constructor import DefaultOptimWrapperConstructor
+from .nonfinite import NonFiniteGuard, NonFiniteStepsError
 from .optimizer_wrapper import OptimWrapper
 from .optimizer_wrapper_dict import OptimWrapperDict, accumulation_pending
 from .paramwise import ParamwiseRules
@@ -15,3 +16,4 @@ __all__ = [
     "OptimWrapper", "OptimWrapperDict", "ParamwiseRules", "build_optim_wrapper",
     "accumulation_pending", "register_torch_lr_schedulers", "register_torch_optimizers",
 ]  # fmt: skip
+__all__ += ["NonFiniteGuard", "NonFiniteStepsError"]

@@ -12,6 +12,7 @@ from torch.optim import Optimizer
 from ...model.wrappers.utils import unwrap_model
 from ...registry import OPTIM_WRAPPER_CONSTRUCTORS, OPTIM_WRAPPERS, config_location
 from .default_constructor import DefaultOptimWrapperConstructor, resolve_lazy, shallow_copy
+from .nonfinite import add_nonfinite_guard, pop_guard_options
 from .optimizer_wrapper import OptimWrapper
 from .optimizer_wrapper_dict import OptimWrapperDict
 
@@ -54,6 +55,9 @@ def build_optim_wrapper(
     if not any(key in cfg for key in _SINGLE_KEYS):
         return _build_wrapper_dict(model, cfg, path)
     wrapper_cfg = shallow_copy(cfg)
+    guard = pop_guard_options(wrapper_cfg)
+    if guard is not None:  # skip_nonfinite=True (nonfinite.py)
+        return add_nonfinite_guard(build_optim_wrapper(model, wrapper_cfg, path), guard)
     optimizer = wrapper_cfg.get("optimizer")
     if isinstance(optimizer, Optimizer):
         if "constructor" in wrapper_cfg or "paramwise_cfg" in wrapper_cfg:

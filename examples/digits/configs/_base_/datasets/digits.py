@@ -9,12 +9,24 @@ train_dataloader = dict(
     collate_fn=dict(type="default_collate"),
     dataset=dict(type=dataset_type, split="train", pipeline=train_pipeline),
 )
+noisy_pipeline = [dict(type="AddNoise", std=4.0), dict(type="PackDigitInputs")]
+# Two validation sets, each with its own Accuracy: metrics are logged as val/clean/...
+# and val/noisy/... ('noisy': the test split with fixed Gaussian noise added).
 val_dataloader = dict(
-    batch_size=256,
-    num_workers=0,
-    sampler=dict(type="DefaultSampler", shuffle=False),
-    collate_fn=dict(type="default_collate"),
-    dataset=dict(type=dataset_type, split="val", pipeline=test_pipeline),
+    clean=dict(
+        batch_size=256,
+        num_workers=0,
+        sampler=dict(type="DefaultSampler", shuffle=False),
+        collate_fn=dict(type="default_collate"),
+        dataset=dict(type=dataset_type, split="val", pipeline=test_pipeline),
+    ),
+    noisy=dict(
+        batch_size=256,
+        num_workers=0,
+        sampler=dict(type="DefaultSampler", shuffle=False),
+        collate_fn=dict(type="default_collate"),
+        dataset=dict(type=dataset_type, split="test", pipeline=noisy_pipeline),
+    ),
 )
 test_dataloader = dict(
     batch_size=256,
@@ -23,5 +35,5 @@ test_dataloader = dict(
     collate_fn=dict(type="default_collate"),
     dataset=dict(type=dataset_type, split="test", pipeline=test_pipeline),
 )
-val_evaluator = dict(type="Accuracy", topk=(1,))
+val_evaluator = dict(type="Accuracy", topk=(1,))  # one per set, built from this config
 test_evaluator = val_evaluator

@@ -5,6 +5,6 @@ param_scheduler = [
          convert_to_iter_based=True),
 ]  # fmt: skip
 train_cfg = dict(type="EpochBasedTrainLoop", max_epochs=20, val_interval=5)
-val_cfg = dict()
+val_cfg = dict(compute_loss=True)  # val/clean/loss, val/noisy/loss (DigitsCNN.loss_and_predict)
 test_cfg = dict()
 auto_scale_lr = dict(base_batch_size=32, enable=False)

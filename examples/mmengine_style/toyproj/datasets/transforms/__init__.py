@@ -1,0 +1,5 @@
+# Copyright (c) toyproj authors. All rights reserved.
+from .formatting import PackPointInputs
+from .processing import RandomJitter
+
+__all__ = ['PackPointInputs', 'RandomJitter']
