@@ -10,28 +10,38 @@ from .collectives import (
     all_gather,
     all_gather_object,
     all_reduce,
+    all_reduce_dict,
+    all_reduce_params,
     broadcast,
     broadcast_object_list,
+    gather,
+    gather_object,
     sync_random_seed,
 )
-from .results import collect_results
+from .data_device import cast_data_device, get_data_device
+from .results import collect_results, collect_results_cpu, collect_results_gpu
 from .utils import (
     barrier,
     get_backend,
     get_comm_device,
+    get_default_group,
     get_dist_info,
+    get_local_group,
     get_local_rank,
     get_local_size,
     get_rank,
     get_world_size,
+    init_local_group,
     is_distributed,
     is_main_process,
     master_only,
 )
 
 __all__ = [
-    "all_gather", "all_gather_object", "all_reduce", "barrier", "broadcast",
-    "broadcast_object_list", "collect_results", "get_backend", "get_comm_device",
-    "get_dist_info", "get_local_rank", "get_local_size", "get_rank", "get_world_size",
-    "is_distributed", "is_main_process", "master_only", "sync_random_seed",
+    "all_gather", "all_gather_object", "all_reduce", "all_reduce_dict", "all_reduce_params",
+    "barrier", "broadcast", "broadcast_object_list", "cast_data_device", "collect_results",
+    "collect_results_cpu", "collect_results_gpu", "gather", "gather_object", "get_backend",
+    "get_comm_device", "get_data_device", "get_default_group", "get_dist_info",
+    "get_local_group", "get_local_rank", "get_local_size", "get_rank", "get_world_size",
+    "init_local_group", "is_distributed", "is_main_process", "master_only", "sync_random_seed",
 ]  # fmt: skip

@@ -118,9 +118,17 @@ class LoggerHook(Hook):
         self._bar: ProgressBar | None = None
         self._by_epoch: bool | None = None
         self._epoch_len = 0
+        #: ``<timestamp>.json``: the scalars also go to ``vis_data/<timestamp>.json`` (mmengine's)
+        self.json_log_path: str | None = None
+
+    def _json_log(self, runner: RunnerProtocol) -> str:
+        if self.json_log_path is None:
+            self.json_log_path = f"{os.path.basename(os.path.normpath(runner.log_dir))}.json"
+        return self.json_log_path
 
     # ------------------------------------------------------------ lifecycle
     def before_run(self, runner: RunnerProtocol) -> None:
+        self.json_log_path = None  # this run's log dir
         show = wants_bar(self.progress, runner.rank)
         self._bar = ProgressBar() if show else None
 
@@ -200,7 +208,7 @@ class LoggerHook(Hook):
         if due:
             tag, line = runner.log_processor.get_log_after_iter(runner, batch_idx, "train")
             runner.logger.info(line)
-            runner.visualizer.add_scalars(tag, step=done)
+            runner.visualizer.add_scalars(tag, step=done, file_path=self._json_log(runner))
 
     @staticmethod
     def _show_train(runner: RunnerProtocol, bar: ProgressBar, by_epoch: bool) -> None:
@@ -253,7 +261,8 @@ class LoggerHook(Hook):
         )
         runner.logger.info(line)
         by_epoch = self.log_metric_by_epoch and runner.train_loop_by_epoch
-        runner.visualizer.add_scalars(tag, step=runner.epoch if by_epoch else runner.iter)
+        step = runner.epoch if by_epoch else runner.iter
+        runner.visualizer.add_scalars(tag, step=step, file_path=self._json_log(runner))
 
     def after_test_epoch(
         self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
@@ -263,4 +272,4 @@ class LoggerHook(Hook):
             runner, _loop_length(runner.test_loop), "test"
         )
         runner.logger.info(line)
-        runner.visualizer.add_scalars(tag, step=runner.iter)
+        runner.visualizer.add_scalars(tag, step=runner.iter, file_path=self._json_log(runner))

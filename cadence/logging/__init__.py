@@ -6,6 +6,7 @@ from .log_processor import LogProcessor
 from .logger import MMLogger, get_current_logger, get_logger, print_log, rank_log_file
 from .message_hub import MessageHub
 from .progress import PROGRESS_MODES, ProgressBar
+from .warnings_capture import capture_warnings
 
 __all__ = [
     "GlobalInstanceMixin",
@@ -15,6 +16,7 @@ __all__ = [
     "MessageHub",
     "PROGRESS_MODES",
     "ProgressBar",
+    "capture_warnings",
     "get_current_logger",
     "get_logger",
     "isolated_instances",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 from ..utils.suggest import did_you_mean
@@ -99,9 +100,19 @@ def resolve_tensors(buffers: Iterable[HistoryBuffer]) -> None:
             values[index] = number
 
 
-def _check_count(count: Any) -> None:
-    if not isinstance(count, (int, float)) or isinstance(count, bool):
-        raise TypeError(f"count must be an int or float, got {type(count).__name__}")
+def _plain_count(count: Any) -> int | float:
+    """``count`` as a Python int or float: numbers, numpy scalars, one-element tensors/arrays."""
+    if isinstance(count, bool):
+        raise TypeError("count must be a number, got bool")
+    if isinstance(count, Integral):
+        return int(count)
+    if isinstance(count, Real):
+        return float(count)
+    if _is_tensor(count) or (hasattr(count, "item") and getattr(count, "size", None) == 1):
+        if _is_tensor(count) and count.numel() != 1:
+            raise TypeError(f"a count tensor must hold one element, got shape {tuple(count.shape)}")
+        return _plain_count(count.item())
+    raise TypeError(f"count must be a number, got {type(count).__name__}")
 
 
 def _check_max_length(max_length: Any) -> None:
@@ -158,7 +169,7 @@ class HistoryBuffer:
         O(1): two list appends for a Python number (amortised trimming).
         """
         if type(count) is not int:
-            _check_count(count)
+            count = _plain_count(count)
         self.append(value)
         if count != 1:
             self._counts[-1] = count

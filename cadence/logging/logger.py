@@ -1,10 +1,12 @@
-"""Loggers built on the standard ``logging`` module, configured the OpenMMLab way.
+"""``MMLogger``: a ``logging.Logger`` configured the OpenMMLab way, fetched by name.
 
-``get_logger`` gives a ``logging.Logger`` with a console handler (only rank 0
-shows messages below ERROR) and optionally a file handler; calling it again
-reconfigures the same handlers instead of adding more. The most recently
-configured logger is the *current* one that ``print_log(..., logger='current')``
-writes to.
+A logger has a console handler (only rank 0 shows messages below ERROR) and
+optionally a file handler. Loggers are instances of :class:`MMLogger` held by
+cadence's instance tables (mmengine's ``ManagerMixin``), not by the ``logging``
+module's manager: ``MMLogger.get_instance(name)`` finds one, the most recently
+created or fetched one is *current* (``print_log(..., logger='current')``), and
+third-party ``logging`` configuration does not touch them. A logger that writes
+a log file also receives Python ``warnings`` (see :mod:`.warnings_capture`).
 """
 
 from __future__ import annotations
@@ -12,14 +14,21 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from ..utils.suggest import did_you_mean
 from ._rank import process_rank
-from .instances import current_instance, instance_names, lookup_instance, register_instance
+from .instances import (
+    GlobalInstanceMixin,
+    current_instance,
+    instance_names,
+    lookup_instance,
+    set_current_instance,
+)
 from .progress import is_terminal
+from .warnings_capture import capture_warnings
 
-_FAMILY = "logger"
 _ROLE_ATTR = "_cadence_role"
 _LEVEL_COLORS = {"WARNING": 33, "ERROR": 31, "CRITICAL": 31}  # ANSI yellow, red
 _LEVEL_NAMES = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG", "NOTSET")
@@ -138,7 +147,36 @@ def _configure_console(logger: logging.Logger, level: int) -> None:
     handler.setLevel(level)
 
 
-def _configure_file(logger: logging.Logger, path: str, level: int, file_mode: str) -> None:
+def _file_handler(path: str, file_mode: str, cfg: Mapping[str, Any] | None) -> logging.Handler:
+    """A ``logging.FileHandler``, or the handler ``cfg`` names (mmengine's ``file_handler_cfg``:
+    ``dict(type='RotatingFileHandler', maxBytes=...)``, a class of ``logging.handlers``)."""
+    if cfg is None:
+        return logging.FileHandler(path, mode=file_mode, encoding="utf-8")
+    from importlib import import_module
+
+    handlers = import_module("logging.handlers")  # only for a configured handler class
+    options = dict(cfg)
+    kind = options.pop("type", None)
+    names = sorted(n for n in dir(handlers) if n.endswith("FileHandler")) + ["FileHandler"]
+    if kind not in names:
+        raise ValueError(
+            f"file_handler_cfg['type'] must name a file handler of logging.handlers "
+            f"({', '.join(names)}), got {kind!r}.{did_you_mean(str(kind), names)}"
+        )
+    handler_cls = getattr(handlers, kind, None) or logging.FileHandler
+    options.setdefault("filename", path)
+    options.setdefault("encoding", "utf-8")
+    handler: logging.Handler = handler_cls(**options)
+    return handler
+
+
+def _configure_file(
+    logger: logging.Logger,
+    path: str,
+    level: int,
+    file_mode: str,
+    handler_cfg: Mapping[str, Any] | None = None,
+) -> None:
     handler = _handler(logger, "file")
     wanted = os.path.abspath(path)
     if handler is not None and getattr(handler, "baseFilename", None) != wanted:
@@ -147,12 +185,122 @@ def _configure_file(logger: logging.Logger, path: str, level: int, file_mode: st
         handler = None
     if handler is None:
         os.makedirs(os.path.dirname(wanted) or ".", exist_ok=True)
-        handler = logging.FileHandler(wanted, mode=file_mode, encoding="utf-8")
+        handler = _file_handler(wanted, file_mode, handler_cfg)
         handler.setFormatter(_Formatter(color=False, datefmt="%Y/%m/%d %H:%M:%S"))
         handler.addFilter(_DropRepeatedWarnings())
         setattr(handler, _ROLE_ATTR, "file")
         logger.addHandler(handler)
     handler.setLevel(level)
+
+
+class MMLogger(logging.Logger, GlobalInstanceMixin):
+    """A logger with cadence's console and file handlers, registered under ``name``.
+
+    Args:
+        name: the instance name (``MMLogger.get_instance(name)`` finds it).
+        logger_name: the ``logging`` name shown in every line.
+        log_file: also write to this file. Rank 0 writes to it; other ranks
+            write ``<stem>_rank<r><ext>`` beside it when ``distributed`` is set
+            or the level is DEBUG, and nothing otherwise.
+        log_level: level of the logger and its handlers (a name or a number).
+        file_mode: mode the log file is opened with (``'w'`` or ``'a'``).
+        distributed: let ranks other than 0 write their own log file.
+        file_handler_cfg: ``dict(type=<a logging.handlers file handler>, ...)``
+            instead of a plain ``logging.FileHandler`` (``filename`` defaults to
+            the log file).
+        distributed_rank: this process's rank; by default torch.distributed's
+            rank when initialised, else ``$RANK``, else 0.
+        all_ranks_console: let ranks other than 0 print below ERROR level too.
+    """
+
+    _default_instance_name = "cadence"
+
+    def __init__(
+        self,
+        name: str,
+        logger_name: str = "cadence",
+        log_file: str | os.PathLike[str] | None = None,
+        log_level: int | str = "INFO",
+        file_mode: str = "w",
+        distributed: bool = False,
+        file_handler_cfg: Mapping[str, Any] | None = None,
+        *,
+        distributed_rank: int | None = None,
+        all_ranks_console: bool = False,
+    ) -> None:
+        if not isinstance(logger_name, str) or not logger_name:
+            raise TypeError(f"logger_name must be a non-empty str, got {logger_name!r}")
+        logging.Logger.__init__(self, logger_name)
+        self.propagate = False
+        self.configure(
+            log_file=log_file,
+            log_level=log_level,
+            file_mode=file_mode,
+            distributed=distributed,
+            file_handler_cfg=file_handler_cfg,
+            distributed_rank=distributed_rank,
+            all_ranks_console=all_ranks_console,
+        )
+        GlobalInstanceMixin.__init__(self, name)
+
+    def configure(
+        self,
+        log_file: str | os.PathLike[str] | None = None,
+        log_level: int | str = "INFO",
+        file_mode: str = "w",
+        distributed: bool = False,
+        file_handler_cfg: Mapping[str, Any] | None = None,
+        distributed_rank: int | None = None,
+        all_ranks_console: bool = False,
+    ) -> None:
+        """Set the level and handlers again (arguments as the constructor's).
+
+        Handlers are reused, never added twice; the file handler is replaced
+        when the path changes and kept when ``log_file`` is None.
+        """
+        level = _to_level(log_level)
+        rank = process_rank() if distributed_rank is None else int(distributed_rank)
+        self.setLevel(level)
+        console_level = level if rank == 0 or all_ranks_console else max(level, logging.ERROR)
+        _configure_console(self, console_level)
+        if log_file is not None and (rank == 0 or distributed or level <= logging.DEBUG):
+            path = rank_log_file(log_file, rank)
+            _configure_file(self, path, level, file_mode, file_handler_cfg)
+        if _handler(self, "file") is not None:
+            capture_warnings(True, MMLogger)
+
+    @property
+    def log_file(self) -> str | None:
+        """The file this logger writes to (this rank's), or ``None``."""
+        return log_file_of(self)
+
+    def setLevel(self, level: int | str) -> None:  # noqa: N802 - logging's name
+        """Set the level; also forget this logger's cached level checks.
+
+        ``logging`` clears only the caches of the loggers its manager holds.
+        """
+        super().setLevel(level)
+        self._cache.clear()  # type: ignore[attr-defined]
+
+    def callHandlers(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        """Hand ``record`` to this logger's own handlers only (no root, no last resort)."""
+        for handler in self.handlers:
+            if record.levelno >= handler.level:
+                handler.handle(record)
+
+    @classmethod
+    def get_current_instance(cls) -> MMLogger:
+        """The current logger; a default ``'cadence'`` one when none was created."""
+        logger = current_instance(cls)
+        return logger if logger is not None else get_logger(cls._default_instance_name)
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # a copy (or unpickled logger) is the instance of the same name, as for logging's
+        return _logger_named, (self.instance_name,)
+
+    def __repr__(self) -> str:
+        level = logging.getLevelName(self.level)
+        return f"<MMLogger {self.instance_name!r} ({self.name}, {level})>"
 
 
 def get_logger(
@@ -164,48 +312,45 @@ def get_logger(
     file_mode: str = "w",
     rank_files: bool = False,
     all_ranks_console: bool = False,
-) -> logging.Logger:
-    """Configure and return the logger ``name``; it becomes the current logger.
+    file_handler_cfg: Mapping[str, Any] | None = None,
+) -> MMLogger:
+    """Configure and return the :class:`MMLogger` named ``name``; it becomes current.
 
-    Args:
-        name: the ``logging`` logger name.
-        log_file: also write to this file. Rank 0 writes to it; other ranks
-            write ``<stem>_rank<r><ext>`` beside it when ``rank_files`` is set
-            or the level is DEBUG, and nothing otherwise.
-        log_level: level of the logger and its handlers.
-        distributed_rank: this process's rank; by default torch.distributed's
-            rank when initialised, else ``$RANK``, else 0.
-        file_mode: mode the log file is opened with ('w' or 'a').
-        rank_files: let ranks other than 0 write their own log file.
-        all_ranks_console: let ranks other than 0 print below ERROR level too.
-
-    Calling it again for the same name reconfigures the existing handlers
-    (levels; the file handler is replaced only when the path changes and kept
-    when ``log_file`` is None), so handlers never pile up.
+    A new logger shows ``name`` in its lines. Calling it again for the same name
+    reconfigures that logger (see :meth:`MMLogger.configure`; ``rank_files`` is
+    its ``distributed``), so handlers never pile up.
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"logger name must be a non-empty str, got {name!r}")
-    level = _to_level(log_level)
-    rank = process_rank() if distributed_rank is None else int(distributed_rank)
-    logger = logging.getLogger(name)
-    logger.setLevel(level)
-    logger.propagate = False
-    console_level = level if rank == 0 or all_ranks_console else max(level, logging.ERROR)
-    _configure_console(logger, console_level)
-    if log_file is not None and (rank == 0 or rank_files or level <= logging.DEBUG):
-        _configure_file(logger, rank_log_file(log_file, rank), level, file_mode)
-    register_instance(_FAMILY, name, logger)
-    return logger
+    options: dict[str, Any] = dict(
+        log_file=log_file,
+        log_level=log_level,
+        file_mode=file_mode,
+        distributed=rank_files,
+        file_handler_cfg=file_handler_cfg,
+        distributed_rank=distributed_rank,
+        all_ranks_console=all_ranks_console,
+    )
+    existing = lookup_instance(MMLogger, name)
+    if existing is None:
+        return MMLogger(name, logger_name=name, **options)
+    existing.configure(**options)
+    set_current_instance(MMLogger, name)
+    return existing
 
 
-def get_current_logger() -> logging.Logger:
-    """The logger configured last by :func:`get_logger` (a default 'cadence' one if none)."""
-    logger = current_instance(_FAMILY)
-    return logger if logger is not None else get_logger()
+def _logger_named(name: str) -> MMLogger:
+    found = lookup_instance(MMLogger, name)
+    return found if found is not None else get_logger(name)
+
+
+def get_current_logger() -> MMLogger:
+    """The current logger (a default 'cadence' one if none was created)."""
+    return MMLogger.get_current_instance()
 
 
 def log_file_of(logger: logging.Logger) -> str | None:
-    """The path of the file ``logger`` writes to through :func:`get_logger`, if any."""
+    """The path of the file ``logger`` writes to through cadence's handlers, if any."""
     handler = _handler(logger, "file")
     return getattr(handler, "baseFilename", None)
 
@@ -215,7 +360,7 @@ def print_log(msg: Any, logger: LoggerLike = None, level: int = logging.INFO) ->
 
     ``logger`` may be a ``logging.Logger``; ``None`` (plain ``print``);
     ``'silent'`` (drop it); ``'current'`` (the current logger); or the name
-    of a logger created with :func:`get_logger` or the ``logging`` module.
+    of an :class:`MMLogger` (or of a logger of the ``logging`` module).
     """
     if logger is None:
         print(msg)
@@ -226,13 +371,14 @@ def print_log(msg: Any, logger: LoggerLike = None, level: int = logging.INFO) ->
     elif logger == "current":
         get_current_logger().log(level, msg)
     elif isinstance(logger, str):
-        found = lookup_instance(_FAMILY, logger)
+        found: logging.Logger | None = lookup_instance(MMLogger, logger)
         if found is None and logger in logging.Logger.manager.loggerDict:
             found = logging.getLogger(logger)
         if found is None:
             raise ValueError(
-                f"no logger named '{logger}' has been created (use get_logger first, or "
-                f"logger='current'/'silent'/None).{did_you_mean(logger, instance_names(_FAMILY))}"
+                f"no logger named '{logger}' has been created (use MMLogger.get_instance or "
+                f"get_logger first, or logger='current'/'silent'/None)."
+                f"{did_you_mean(logger, instance_names(MMLogger))}"
             )
         found.log(level, msg)
     else:
@@ -240,33 +386,3 @@ def print_log(msg: Any, logger: LoggerLike = None, level: int = logging.INFO) ->
             "logger must be a logging.Logger, a logger name, 'current', 'silent' or None, "
             f"got {type(logger).__name__}"
         )
-
-
-class MMLogger:
-    """mmengine's ``MMLogger`` entry points, returning standard loggers from :func:`get_logger`."""
-
-    @staticmethod
-    def get_instance(
-        name: str,
-        logger_name: str | None = None,
-        log_file: str | None = None,
-        log_level: int | str = "INFO",
-        file_mode: str = "w",
-        distributed: bool = False,
-    ) -> logging.Logger:
-        """The logger ``name``, configured as ``MMLogger.get_instance`` does (no logger_name)."""
-        existing = lookup_instance(_FAMILY, name)
-        if existing is not None and log_file is None:
-            register_instance(_FAMILY, name, existing)
-            return existing
-        return get_logger(name, log_file, log_level, file_mode=file_mode, rank_files=distributed)
-
-    @staticmethod
-    def get_current_instance() -> logging.Logger:
-        """The current logger."""
-        return get_current_logger()
-
-    @staticmethod
-    def check_instance_created(name: str) -> bool:
-        """Whether :func:`get_logger` has configured a logger named ``name``."""
-        return lookup_instance(_FAMILY, name) is not None

@@ -6,6 +6,7 @@ from ..checkpoint import (
     load_checkpoint,
     publish_checkpoint,
 )
+from ..logging import LogProcessor as LogProcessor  # at mmengine's path, mmengine.runner
 from .errors import RunnerOrderError
 from .hook_manager import HookManager
 from .protocol import RunnerProtocol

@@ -33,9 +33,11 @@ class Clock:
 class Visualizer:
     def __init__(self) -> None:
         self.steps: list[int] = []
+        self.file_paths: list[str | None] = []
 
-    def add_scalars(self, tag, step):
+    def add_scalars(self, tag, step, file_path=None):
         self.steps.append(step)
+        self.file_paths.append(file_path)
 
 
 @pytest.fixture
@@ -118,6 +120,7 @@ def test_iteration_based_lines_every_interval(clock, monkeypatch):
     ]  # fmt: skip
     assert "loss: 0.3333" in lines[0]  # 1/3 at the third iteration, window 1
     assert runner.visualizer.steps == [3, 6, 9]
+    assert runner.visualizer.file_paths == ["logs.json"] * 3  # <log dir name>.json
 
 
 @pytest.mark.parametrize(("ignore_last", "expected"), [(True, [3, 6]), (False, [3, 6, 7])])

@@ -213,3 +213,18 @@ def test_max_length_can_shrink_later():
     assert buffer.data[0].tolist() == [8, 9, 10]
     with pytest.raises(ValueError, match="max_length"):
         buffer.max_length = 0
+
+
+def test_values_and_counts_may_be_numpy_scalars_and_one_element_tensors():
+    buffer = HistoryBuffer(np.array([1.0, 2.0]), np.array([1, 2]))  # arrays, as mmengine's
+    buffer.update(np.float32(3.0), count=np.int64(3))
+    buffer.update(torch.tensor(4.0), count=torch.tensor(1))
+    buffer.update(np.array(5.0), count=2.0)
+    values, counts = buffer.data
+    assert values.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert counts.tolist() == [1, 2, 3, 1, 2]
+    assert buffer.mean() == pytest.approx(15.0 / 9)  # sum of values / sum of counts
+    with pytest.raises(TypeError, match="count must be a number, got bool"):
+        buffer.update(1.0, count=True)
+    with pytest.raises(TypeError, match="count must be a number, got str"):
+        buffer.update(1.0, count="2")  # type: ignore[arg-type]

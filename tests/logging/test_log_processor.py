@@ -242,3 +242,10 @@ def test_bad_mode_and_registration():
         LogProcessor().get_log_after_epoch(make_runner(hub), 0, "train")
     built = LOG_PROCESSORS.build(dict(type="LogProcessor", window_size=3, by_epoch=False))
     assert isinstance(built, LogProcessor) and built.window_size == 3
+
+
+def test_log_processor_is_importable_at_mmengines_runner_path():
+    from cadence.logging import LogProcessor as FromLogging
+    from cadence.runner import LogProcessor as FromRunner
+
+    assert FromRunner is FromLogging

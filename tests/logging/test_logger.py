@@ -24,10 +24,11 @@ def name():
     """A fresh logger name; its handlers are closed after the test."""
     logger_name = f"cadence-test-{uuid.uuid4().hex[:8]}"
     yield logger_name
-    logger = logging.getLogger(logger_name)
-    for handler in list(logger.handlers):
-        logger.removeHandler(handler)
-        handler.close()
+    if MMLogger.check_instance_created(logger_name):
+        logger = MMLogger.get_instance(logger_name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+            handler.close()
 
 
 def test_console_prints_info_on_rank_zero(name, capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -180,3 +181,18 @@ def test_writers_stay_valid_when_a_state_is_loaded():
         set_eta(2.0)
         assert hub.get_scalar("train/loss").mean() == 6.0  # the loaded 9 and the written 3
         assert hub.get_info("eta") == 2.0
+
+
+def test_scalars_accept_what_mmengine_does():
+    hub = MessageHub("kinds")
+    hub.update_scalar("int", 3)
+    hub.update_scalar("np", np.float32(0.5), count=np.int64(2))
+    hub.update_scalar("zero_d", torch.tensor(1.5))
+    hub.update_scalars({"arr": np.array(2.0), "dict": {"value": torch.tensor(6.0), "count": 3}})
+    assert hub.get_scalar("int").current() == 3
+    assert hub.get_scalar("np").data[1].tolist() == [2]
+    assert hub.get_scalar("zero_d").current() == 1.5
+    assert hub.get_scalar("arr").current() == 2.0
+    assert hub.get_scalar("dict").mean() == 2.0
+    hub.update_info("epoch", np.int64(4))
+    assert hub.get_info("epoch") == 4 and hub.runtime_info["epoch"] == 4

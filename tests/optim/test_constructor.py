@@ -241,6 +241,23 @@ def test_a_subclass_with_its_own_grouping_may_use_its_own_keys():
     assert [g["lr"] for g in wrapper.optimizer.param_groups] == [1.0, 1.0, 0.5, 0.5]
 
 
+def test_a_subclass_keeping_the_default_grouping_may_add_keys():
+    class WithFrozenPrefix(DefaultOptimWrapperConstructor):
+        def __call__(self, model):
+            prefix = self.paramwise_cfg["frozen_prefix"]
+            for name, param in model.named_parameters():
+                param.requires_grad_(not name.startswith(prefix))
+            return super().__call__(model)
+
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    constructor = WithFrozenPrefix(
+        dict(optimizer=dict(type="SGD", lr=1.0)), dict(frozen_prefix="0.", bias_lr_mult=2.0)
+    )
+    wrapper = constructor(model)
+    # the default grouping still applies its own keys and skips the frozen parameters
+    assert [g["lr"] for g in wrapper.optimizer.param_groups] == [1.0, 2.0]
+
+
 # ---------------------------------------------------------------- constructor errors
 def test_missing_optimizer_and_unknown_type_name_the_config_key():
     with pytest.raises(KeyError, match="optim_wrapper needs an 'optimizer' key"):

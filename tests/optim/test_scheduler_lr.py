@@ -303,7 +303,7 @@ def test_window_and_counters() -> None:
     [
         (dict(begin=5, end=5), ValueError, "end must be larger than begin"),
         (dict(last_step=-2), ValueError, "last_step must be an int >= -1"),
-        (dict(start_factor=0), ValueError, "start_factor must be in"),
+        (dict(start_factor=-0.1), ValueError, "start_factor must be in"),
         (dict(end_factor=1.5), ValueError, "end_factor must be in"),
     ],
 )

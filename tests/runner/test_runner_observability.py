@@ -52,6 +52,8 @@ def test_test_after_train_logs_again_into_the_same_scalar_log(tmp_path):
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert lines[:3] == train_lines  # appended, not truncated
     assert len(lines) == 4 and lines[3]["accuracy/top1"] == pytest.approx(metrics["accuracy/top1"])
+    # as mmengine's LoggerHook: the same JSON lines also in vis_data/<timestamp>.json
+    assert (path.parent / f"{runner.timestamp}.json").read_text() == path.read_text()
 
 
 class BoomAt(Hook):

@@ -46,9 +46,9 @@ class DefaultOptimWrapperConstructor:
     With ``paramwise_cfg`` each parameter gets its own group and, as in
     mmengine, parameters with ``requires_grad=False`` are left out; without
     it the optimizer receives ``model.parameters()`` (frozen ones included).
-    A subclass that overrides :meth:`add_params` may use paramwise keys of its
-    own; only :class:`DefaultOptimWrapperConstructor`'s own grouping rejects
-    unknown keys.
+    Subclasses may use paramwise keys of their own: they stay in
+    ``self.paramwise_cfg`` for them, and only this class itself (not a
+    subclass) rejects keys it does not know.
     """
 
     def __init__(
@@ -87,13 +87,13 @@ class DefaultOptimWrapperConstructor:
         self.base_wd = self.optimizer_cfg.get("weight_decay", None)
         self._rules: ParamwiseRules | None = None
         if self.paramwise_cfg:
-            own_grouping = type(self).add_params is DefaultOptimWrapperConstructor.add_params
+            own_keys_only = type(self) is DefaultOptimWrapperConstructor
             self._rules = ParamwiseRules(
                 self.paramwise_cfg,
                 base_lr=self.base_lr,
                 base_wd=self.base_wd,
                 key_path=f"{self.key_path}.paramwise_cfg",
-                strict=own_grouping,
+                strict=own_keys_only,
             )
 
     def add_params(

@@ -73,7 +73,8 @@ class OptimWrapper(BaseOptimWrapper):
         self._remainder_counts = -1
         self._grad_norm: Tensor | None = None
         # no accumulation and no subclass overriding a step: update_params calls
-        # the optimizer directly (the same calls, fewer Python frames)
+        # the optimizer directly (the same calls, fewer Python frames), unless one of
+        # those methods was replaced on this instance (optim_wrapper.step = ...)
         self._direct = self._accumulative_counts == 1 and all(
             getattr(type(self), name) is getattr(OptimWrapper, name) for name in _STEPS
         )
@@ -86,7 +87,7 @@ class OptimWrapper(BaseOptimWrapper):
         zero_kwargs: dict[str, Any] | None = None,
     ) -> None:
         """Back-propagate the scaled ``loss``; step and zero the gradients when due."""
-        if self._direct and not step_kwargs and not zero_kwargs:
+        if self._direct and not step_kwargs and not zero_kwargs and _STEPS.isdisjoint(vars(self)):
             loss.backward()
             self._inner_count += 1
             if self._clipper is not None:

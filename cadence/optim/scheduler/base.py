@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import inspect
 import logging
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -60,6 +61,40 @@ def param_groups_owner(optimizer: OptimizerLike) -> Any:
     return optimizer if isinstance(groups, list) else inner
 
 
+#: Attribute a torch optimizer gets: how many times its ``step`` has run since a scheduler
+#: was attached (counted by a step post-hook, so ``optimizer.step`` itself is not replaced).
+_STEP_COUNT = "_cadence_steps_taken"
+
+
+def _count_step(optimizer: Any, args: Any, kwargs: Any) -> None:
+    setattr(optimizer, _STEP_COUNT, getattr(optimizer, _STEP_COUNT, 0) + 1)
+
+
+def count_optimizer_steps(optimizer: Any) -> None:
+    """Make the torch optimizer inside ``optimizer`` count its steps (once per optimizer)."""
+    try:
+        inner = raw_optimizer(optimizer)
+    except TypeError:
+        return
+    register = getattr(inner, "register_step_post_hook", None)
+    if register is None or hasattr(inner, _STEP_COUNT):
+        return
+    setattr(inner, _STEP_COUNT, 0)
+    register(_count_step)
+
+
+def _stepped_before(optimizer: Any) -> bool:
+    """Whether the optimizer stepped, or its wrapper ran a backward (an accumulation window
+    that has not closed yet steps later, which is no misuse)."""
+    try:
+        inner = raw_optimizer(optimizer)
+    except TypeError:
+        return True
+    if getattr(inner, _STEP_COUNT, 1) > 0:
+        return True
+    return bool(getattr(optimizer, "inner_count", 0))
+
+
 def _scale(value: Any, factor: float) -> Any:
     if isinstance(value, (list, tuple)):
         return [v * factor for v in value]
@@ -102,6 +137,7 @@ class _ParamScheduler:
         verbose: bool = False,
     ) -> None:
         self._attach(optimizer, param_name, begin, end, last_step, by_epoch, verbose)
+        count_optimizer_steps(optimizer)
         self._global_step = -1
         self.step()
 
@@ -159,7 +195,21 @@ class _ParamScheduler:
     _plain_write: ClassVar[bool] = True
 
     def step(self) -> None:
-        """Advance one step; inside ``[begin, end)`` write the new values."""
+        """Advance one step; inside ``[begin, end)`` write the new values.
+
+        Warns (as torch and mmengine do) when the first step after construction
+        comes before any ``optimizer.step()``: the first value of the schedule
+        would then be skipped.
+        """
+        if self._global_step == 0 and not _stepped_before(self.optimizer):
+            warnings.warn(
+                f"{type(self).__name__}.step() was called before optimizer.step(): call "
+                "optimizer.step() first, then scheduler.step(), or the first value of the "
+                "schedule is skipped (if optimizer.step was replaced after the scheduler was "
+                "built, make sure the replacement calls the original)",
+                UserWarning,
+                stacklevel=2,
+            )
         self._global_step += 1
         groups = self._owner.param_groups
         name = self.param_name

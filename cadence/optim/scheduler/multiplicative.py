@@ -164,7 +164,10 @@ class LinearParamScheduler(_ParamScheduler):
     """Ramp the multiplier linearly from ``start_factor`` to ``end_factor`` over the window.
 
     Args:
-        start_factor: multiplier at ``begin``, in ``(0, 1]``.
+        start_factor: multiplier at ``begin``, in ``[0, 1]``. With 0 the value
+            starts at zero (mmengine accepts 0 but then divides by zero at the
+            next step); the ramp then continues from the value the group had
+            before this scheduler's first step.
         end_factor: multiplier at the last step before ``end``, in ``[0, 1]``.
     """
 
@@ -181,19 +184,33 @@ class LinearParamScheduler(_ParamScheduler):
         verbose: bool = False,
     ) -> None:
         name = type(self).__name__
-        if not 0 < start_factor <= 1:
-            raise ValueError(f"{name}: start_factor must be in (0, 1], got {start_factor}")
+        if not 0 <= start_factor <= 1:
+            raise ValueError(f"{name}: start_factor must be in [0, 1], got {start_factor}")
         if not 0 <= end_factor <= 1:
             raise ValueError(f"{name}: end_factor must be in [0, 1], got {end_factor}")
         self.start_factor = start_factor
         self.end_factor = end_factor
         self.total_iters = end - begin - 1
+        # start_factor=0: the values before the first step, since 0 cannot be scaled back up
+        self.zero_start_values: list[Any] | None = None
         super().__init__(optimizer, param_name, begin, end, last_step, by_epoch, verbose)
+
+    def _factor(self, step: int) -> float:
+        span = self.end_factor - self.start_factor
+        return self.start_factor + span * min(step, self.total_iters) / max(self.total_iters, 1)
 
     def _get_value(self) -> list[Any]:
         values = self._current_values()
         if self.last_step == 0:
+            if self.start_factor == 0:
+                self.zero_start_values = list(values)
             return [value * self.start_factor for value in values]
+        if self.start_factor == 0 and self.last_step == 1:
+            # the chained ratio is undefined after a zero value: scale what was there before
+            before = self.zero_start_values
+            if before is None:  # resumed with last_step=0 but without this scheduler's state
+                before = self.base_values
+            return [value * self._factor(1) for value in before]
         span = self.end_factor - self.start_factor
         ratio = 1.0 + span / (self.total_iters * self.start_factor + (self.last_step - 1) * span)
         return [value * ratio for value in values]
