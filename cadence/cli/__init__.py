@@ -56,6 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
         args.overrides = [*args.overrides, *extra]
     args.argv = argv
+    from .common import shadowing_folder, shadowing_warning
+
+    shadow = shadowing_folder()
+    if shadow is not None:
+        print(shadowing_warning(shadow), file=sys.stderr)
     from ..checkpoint import CheckpointError
     from ..config import ConfigError
     from ..registry import BuildError, RegistryError

@@ -1,4 +1,5 @@
-"""``cadence check CONFIG``: validate every ``type`` and argument without building anything."""
+"""``cadence check CONFIG``: validate every ``type`` and argument without building anything;
+with ``--dry-run``, also build the run for real and take a few steps (see :mod:`.dry_run`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,12 @@ def add_check_command(sub: Any) -> None:
         "with key paths, file:line and suggestions. Exit 0 when clean, 2 otherwise.",
     )
     parser.add_argument("config", help="config file (.py, .json, .yaml)")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="then build datasets, model, optimizer and strategy on one process and take "
+        "two training and two validation steps; nothing is written to the work_dir",
+    )
     add_cfg_options(parser)
     parser.add_argument(
         "overrides", nargs="*", metavar="KEY=VALUE", help="more overrides, detectron2 style"
@@ -39,4 +46,10 @@ def _check(args: argparse.Namespace) -> int:
         print(f"{args.config}: {errors} problem(s) in {checker.checked} components checked{tail}")
         return 2
     print(f"config OK: {checker.checked} components checked{tail}")
+    if args.dry_run:
+        from .dry_run import dry_run
+
+        for line in dry_run(cfg, debug=bool(getattr(args, "debug", False))).lines():
+            print(line)
+        print("dry run OK")
     return 0

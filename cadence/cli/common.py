@@ -47,6 +47,32 @@ def describe_origin(origin: Any) -> str:
     return str(Origin(name, origin.line, origin.note))
 
 
+def shadowing_folder(directory: str | None = None) -> str | None:
+    """The ``cadence`` folder in ``directory`` (default: the working directory) when it is
+    not the package running now: there, ``import cadence`` in a script or ``python -c``
+    finds that folder instead of the installed package. ``None`` otherwise."""
+    import cadence
+
+    folder = os.path.join(directory or os.getcwd(), "cadence")
+    if not os.path.isdir(folder):
+        return None
+    package = os.path.dirname(os.path.abspath(cadence.__file__ or ""))
+    return None if os.path.realpath(folder) == os.path.realpath(package) else folder
+
+
+def shadowing_warning(folder: str) -> str:
+    """One paragraph saying what the folder found by :func:`shadowing_folder` breaks."""
+    import cadence
+
+    package = os.path.dirname(os.path.abspath(cadence.__file__ or ""))
+    return (
+        f"cadence: warning: the folder {folder} shadows the cadence package installed at "
+        f"{package}: Python scripts and `python -c` run from this directory import that "
+        "folder as `cadence` (ImportError: cannot import name ... from 'cadence'). Rename "
+        "the folder or run from another directory."
+    )
+
+
 def load_config(path: str, cfg_options: Sequence[str] = (), overrides: Sequence[str] = ()) -> Any:
     """Load ``path`` (its ``custom_imports`` may name modules of the working directory,
     as under ``python -m``) and merge the ``KEY=VALUE`` overrides into it, later

@@ -244,7 +244,23 @@ class ConfigChecker(ComponentChecker):
         custom = self.cfg.get("custom_hooks")
         if custom is not None:
             for key, hook in as_items(custom, "custom_hooks"):
-                self.component(hook, key, HOOKS, skip=["priority"])
+                target = self.component(hook, key, HOOKS, skip=["priority"])
+                if target is not None:
+                    self._forwarded(target, hook, key)
+
+    def _forwarded(self, target: Any, node: Mapping[str, Any], path: str) -> None:
+        """Check the ``**kwargs`` a component passes on to another one it builds (see
+        :data:`FORWARDED_KWARGS`) against that one's constructor."""
+        rule = FORWARDED_KWARGS.get(getattr(target, "__name__", ""))
+        if rule is None:
+            return
+        type_key, default, registry, provided = rule
+        own = inspect.signature(target).parameters
+        extra = {k: v for k, v in node.items() if k not in own and k not in (*NOT_ARGUMENTS,
+                 "priority")}  # fmt: skip
+        inner = self.resolve({"type": node.get(type_key, default)}, join(path, type_key), registry)
+        if inner is not None:
+            self.check_args(inner, extra, path, provided=provided, partial=True)
 
     def _runtime_parts(self) -> None:
         cfg = self.cfg
@@ -268,6 +284,13 @@ class ConfigChecker(ComponentChecker):
 
             default = default_strategy_type(cfg.get("launcher") or "none")
             self.component(strategy, "strategy", STRATEGIES, default_type=default)
+
+
+#: Components whose ``**kwargs`` go to another component they build: class name ->
+#: (key naming its type, default type, registry, arguments the component passes itself).
+FORWARDED_KWARGS: dict[str, tuple[str, str, Any, list[str]]] = {
+    "EMAHook": ("ema_type", "ExponentialMovingAverage", MODELS, ["model"]),
+}
 
 
 def _first_parameter(target: Any) -> list[str]:

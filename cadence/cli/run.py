@@ -71,6 +71,12 @@ def _common(parser: argparse.ArgumentParser, checkpoint: bool = False) -> None:
         default=None,
         help="how the processes were started (torchrun: pytorch)",
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also print the environment, the full config and the hook table on the console "
+        "(they are always in the log file, the saved config and hooks.txt of the work dir)",
+    )
     add_nproc_argument(parser)
     add_cfg_options(parser)
     parser.add_argument(
@@ -176,6 +182,10 @@ def _train_switches(cfg: Config, args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if getattr(args, "verbose", False):  # read by the runner's console; torchrun passes it on
+        from ..logging.console import VERBOSE_ENV
+
+        os.environ[VERBOSE_ENV] = "1"
     if args.nproc is not None and args.nproc > 1 and not inside_launched_process():
         # config errors are reported here, once, not by every child
         _refuse_config_errors(build_config(args), args.config)

@@ -295,10 +295,13 @@ class CheckpointHook(Hook):
             async_=self.async_save, delete_after=dropped, pointers=pointers,
         )  # fmt: skip
         rank = [p for _, p in kept].index(path) + 1
+        from ..logging.run_summary import short_path  # a path relative to the cwd: short lines
+
+        shown = short_path(path)
         runner.logger.info(
-            f"The best checkpoint no. {rank} with {score:.4f} {key} is saved to {path}"
+            f"Best checkpoint no. {rank} ({key} {score:.4f}): {shown}"
             if self.max_keep_best > 1 else
-            f"The best checkpoint with {score:.4f} {key} is saved to {path}"
+            f"Best checkpoint ({key} {score:.4f}): {shown}"
         )  # fmt: skip
 
     def after_train(self, runner: RunnerProtocol) -> None:

@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..fileio import check_url, copyfile, join_path, list_dir_or_file
 from ..logging.log_processor import mode_loop
 from ..logging.progress import ProgressBar, check_progress_mode, format_loss, wants_bar
+from ..logging.run_summary import start_lines, summary_lines
 from ..registry import HOOKS
 from .hook import Hook
+
+
+def metric_rule(name: str) -> str | None:
+    """``'greater'``/``'less'`` for a metric name as ``save_best='auto'`` infers it, else None."""
+    from .early_stopping_hook import infer_rule
+
+    try:
+        return infer_rule(name)
+    except ValueError:
+        return None
 
 if TYPE_CHECKING:
     from ..loops import BaseLoop
@@ -120,6 +132,8 @@ class LoggerHook(Hook):
         self._epoch_len = 0
         #: ``<timestamp>.json``: the scalars also go to ``vis_data/<timestamp>.json`` (mmengine's)
         self.json_log_path: str | None = None
+        self._train_started = time.perf_counter()
+        self._logged_loss: float | None = None
 
     def _json_log(self, runner: RunnerProtocol) -> str:
         if self.json_log_path is None:
@@ -158,6 +172,9 @@ class LoggerHook(Hook):
 
     def before_train(self, runner: RunnerProtocol) -> None:
         self._setup_train(runner)
+        self._train_started = time.perf_counter()
+        for line in start_lines(runner):
+            runner.logger.info(line)
 
     def _setup_train(self, runner: RunnerProtocol) -> bool:
         by_epoch = self._by_epoch = bool(runner.train_loop_by_epoch)
@@ -166,6 +183,8 @@ class LoggerHook(Hook):
 
     def after_train(self, runner: RunnerProtocol) -> None:
         self._stop_bar()
+        seconds = time.perf_counter() - self._train_started
+        runner.logger.info("\n".join(summary_lines(runner, seconds, metric_rule)))
 
     def _stop_bar(self) -> None:
         if self._bar is not None:
@@ -180,6 +199,7 @@ class LoggerHook(Hook):
                 f"Epoch {runner.epoch + 1}/{runner.max_epochs}",
                 total=self._epoch_len or None,
                 completed=getattr(loop, "inner_iter", 0),
+                transient=True,
             )
 
     def after_train_iter(
@@ -197,9 +217,10 @@ class LoggerHook(Hook):
             if not bar.active and not by_epoch:
                 start = done - 1
                 end = _window_end(runner, start)
-                bar.start(f"Iter {start + 1}-{end}/{runner.max_iters}", total=end - start)
+                bar.start(f"Iter {start + 1}-{end}/{runner.max_iters}", total=end - start,
+                          transient=True)  # fmt: skip
             if bar.tick():
-                self._show_train(runner, bar, by_epoch)
+                self._show_train(runner, bar, by_epoch, self._logged_loss)
         if by_epoch:
             n = batch_idx + 1
             due = n % self.interval == 0 or (not self.ignore_last and n == self._epoch_len)
@@ -207,13 +228,17 @@ class LoggerHook(Hook):
             due = done % self.interval == 0
         if due:
             tag, line = runner.log_processor.get_log_after_iter(runner, batch_idx, "train")
+            self._logged_loss = tag.get("loss")  # the bar shows the log's smoothed loss
             runner.logger.info(line)
             runner.visualizer.add_scalars(tag, step=done, file_path=self._json_log(runner))
 
     @staticmethod
-    def _show_train(runner: RunnerProtocol, bar: ProgressBar, by_epoch: bool) -> None:
-        buffer = runner.message_hub.log_scalars.get("train/loss")
-        bar.show(format_loss(buffer.last_ready() if buffer is not None else None))
+    def _show_train(
+        runner: RunnerProtocol, bar: ProgressBar, by_epoch: bool, loss: float | None
+    ) -> None:
+        """Redraw with the loss of the latest log line and the run's eta (the log's)."""
+        eta = runner.message_hub.runtime_info.get("eta")
+        bar.show(format_loss(loss), eta=eta)
         if bar.finished and not by_epoch:
             bar.stop()
 

@@ -64,6 +64,14 @@ class LogProcessor:
         log_with_hierarchy: keep the ``train/``, ``val/`` prefixes in tags.
         mean_pattern: keys matching it are averaged over the window; others
             show their latest value.
+        max_width: the most characters of an iteration line: the least useful
+            items (``data_time``, memory, loss parts, ...) are left out of the
+            line until it fits (they stay in the returned tag, hence in the
+            scalars); ``None`` keeps every item (mmengine's lines).
+
+    Training lines also show the throughput (``samples/s``: samples per step over
+    all processes divided by the step time; ``samples_per_sec`` in the tag), and
+    print ``loss`` once when the model returns a single loss term.
 
     With several processes, a training line (on every rank) shows each loss
     averaged over the ranks and ``data_time`` as the maximum over the ranks
@@ -79,6 +87,7 @@ class LogProcessor:
         num_digits: int = 4,
         log_with_hierarchy: bool = False,
         mean_pattern: str = r".*(loss|time|data_time|grad_norm).*",
+        max_width: int | None = 100,
     ) -> None:
         if not isinstance(window_size, int) or isinstance(window_size, bool) or window_size < 1:
             raise ValueError(f"window_size must be a positive int, got {window_size!r}")
@@ -88,6 +97,9 @@ class LogProcessor:
         self.num_digits = num_digits
         self.log_with_hierarchy = log_with_hierarchy
         self.mean_pattern = re.compile(mean_pattern)
+        if max_width is not None and (not isinstance(max_width, int) or max_width < 40):
+            raise ValueError(f"max_width must be None or an int >= 40, got {max_width!r}")
+        self.max_width = max_width
         self._check_custom_cfg()
 
     def _check_custom_cfg(self) -> None:
@@ -136,36 +148,47 @@ class LogProcessor:
         else:
             tag = dict(log_tag)
 
+        # (text, rank): the texts joined as they are make mmengine's line; the lowest
+        # ranks are left out first when it is wider than max_width
+        pieces: list[tuple[str, int]] = [(self._iter_header(runner, batch_idx, mode, tag), 100)]
+        tag["iter"] = runner.iter + 1 if _has_train_loop(runner) else 0
         lr_items = []
         for key, value in tag.items():
             if key.endswith("lr"):
                 short = _strip(key, f"{mode}/")
                 log_tag.pop(short, None)
                 lr_items.append(f"{short}: {value:.{self.num_digits}e}")
-
-        log_str = self._iter_header(runner, batch_idx, mode, tag)
-        tag["iter"] = runner.iter + 1 if _has_train_loop(runner) else 0
-        log_str += " ".join(lr_items) + "  "
+        pieces.append((" ".join(lr_items) + "  ", 70))
 
         eta = runner.message_hub.runtime_info.get("eta")
         if "time" in log_tag and "data_time" in log_tag and eta is not None:
             digits = self.num_digits
-            log_str += f"eta: {datetime.timedelta(seconds=int(eta))}  "
-            log_str += f"time: {log_tag.pop('time'):.{digits}f}  "
-            log_str += f"data_time: {log_tag.pop('data_time'):.{digits}f}  "
+            seconds = log_tag.pop("time")
+            pieces.append((f"eta: {datetime.timedelta(seconds=int(eta))}  ", 90))
+            pieces.append((f"time: {seconds:.{digits}f}  ", 80))
+            pieces.append((f"data_time: {log_tag.pop('data_time'):.{digits}f}  ", 20))
+            speed = _samples_per_second(runner, mode, seconds)
+            if speed is not None:
+                tag["samples_per_sec"] = speed
+                pieces.append((f"samples/s: {speed:.1f}  ", 60))
 
         memory = _max_cuda_memory_mb(runner)
         if memory is not None:
-            log_str += f"memory: {memory}  "
+            pieces.append((f"memory: {memory}  ", 30))
             tag["memory"] = memory
 
         if mode in ("train", "val"):
-            items = [
-                f"{name}: {_format_value(value, self.num_digits)}"
-                for name, value in log_tag.items()
-                if mode == "train" or name.startswith("val/loss")
-            ]
-            log_str += "  ".join(items)
+            shown = {
+                n: v for n, v in log_tag.items() if mode == "train" or n.startswith("val/loss")
+            }
+            parts = [n for n in shown if "loss" in n and n != "loss"]
+            if "loss" in shown and len(parts) == 1:  # `loss` is its one term: print it once
+                shown.pop(parts[0])
+            for index, (name, value) in enumerate(shown.items()):
+                rank = 85 if name == "loss" else 40 if name in parts else 50
+                text = f"{name}: {_format_value(value, self.num_digits)}"
+                pieces.append((f"  {text}" if index else text, rank))
+        log_str = fit_pieces(pieces, self.max_width)
         return tag, log_str
 
     def get_log_after_epoch(
@@ -195,12 +218,16 @@ class LogProcessor:
         time_keys = {"time", "data_time", f"{mode}/time", f"{mode}/data_time"}
         tag = {key: value for key, value in collected.items() if key not in time_keys}
         time_tag = {key: value for key, value in collected.items() if key in time_keys}
+        shown = dict(tag)
+        if self.max_width is not None:
+            for name in _lone_loss_terms(shown):  # `x/loss` is its one term: print it once
+                shown.pop(name)
         items = [
             f"{name}: {_format_value(value, self.num_digits)}"
-            for part in (tag, non_scalars, time_tag)
+            for part in (shown, non_scalars, time_tag)
             for name, value in part.items()
         ]
-        log_str += "  " + "  ".join(items)
+        log_str = fit_items(log_str + "  ", items, len(shown) + len(non_scalars), self.max_width)
         if with_non_scalar:
             tag.update(non_scalars)
         tag.update(time_tag)
@@ -312,6 +339,78 @@ class LogProcessor:
         table = torch.stack(gathered)  # (ranks, keys)
         reduced = torch.cat([table[:, : len(means)].mean(0), table[:, len(means) :].amax(0)])
         return dict(zip(keys, reduced.tolist()))
+
+
+def _lone_loss_terms(tag: dict[str, Any]) -> list[str]:
+    """Keys ``<p>loss_<term>`` that are the only term of a ``<p>loss`` also in ``tag``."""
+    lone = []
+    for key in tag:
+        if key == "loss" or key.endswith("/loss"):
+            prefix = key[: -len("loss")]
+            terms = [
+                k for k in tag if k.startswith(prefix + "loss_") and "/" not in k[len(prefix) :]
+            ]
+            if len(terms) == 1:
+                lone.append(terms[0])
+    return lone
+
+
+def fit_items(head: str, items: list[str], essential: int, width: int | None) -> str:
+    """``head`` and ``items`` joined by two spaces, at most ``width`` columns a line: the
+    items after the first ``essential`` ones (timings) are left out, last first, then the
+    rest wraps onto lines indented by four spaces, a new line for each named set
+    (``clean/...``, ``noisy/...``). ``width=None``: one line, as mmengine's."""
+    line = head + "  ".join(items)
+    if width is None or len(line) <= width:
+        return line
+    items = list(items)
+    while len(head + "  ".join(items)) > width and len(items) > essential:
+        items.pop()
+    if len(head + "  ".join(items)) <= width:
+        return head + "  ".join(items)
+    lines, current, group = [], head.rstrip(), None
+    for item in items:
+        name = item.split(": ", 1)[0]
+        item_group = name.split("/", 1)[0] if "/" in name else None
+        new_group = group is not None and item_group != group
+        group = item_group
+        joined = f"{current}  {item}"
+        if current.strip() and (new_group or len(joined) > width) and current != head.rstrip():
+            lines.append(current)
+            current = "    " + item
+        else:
+            current = joined
+    lines.append(current)
+    return "\n".join(lines)
+
+
+def fit_pieces(pieces: list[tuple[str, int]], width: int | None) -> str:
+    """Concatenate the texts of ``(text, rank)`` pieces, leaving out the lowest-ranked ones
+    (the latest first among equals; never the first piece) until the line, without its
+    trailing spaces, is at most ``width`` characters."""
+    kept = list(pieces)
+
+    def line() -> str:
+        return "".join(text for text, _ in kept)
+
+    while width is not None and len(line().rstrip()) > width and len(kept) > 1:
+        lowest = min(rank for _, rank in kept[1:])
+        drop = max(i for i, (_, rank) in enumerate(kept) if rank == lowest and i > 0)
+        del kept[drop]
+    return line()
+
+
+def _samples_per_second(runner: RunnerProtocol, mode: str, seconds: float) -> float | None:
+    """Samples per second over all processes, from the loop's batch size and a step time."""
+    if mode != "train" or not seconds > 0:
+        return None
+    loader = getattr(mode_loop(runner, mode), "dataloader", None)
+    size = getattr(loader, "batch_size", None)
+    if size is None:
+        size = getattr(getattr(loader, "batch_sampler", None), "batch_size", None)
+    if not isinstance(size, int):
+        return None
+    return size * runner.world_size / seconds
 
 
 def mode_loop(runner: RunnerProtocol, mode: str) -> BaseLoop | None:

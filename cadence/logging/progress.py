@@ -64,10 +64,13 @@ atexit.register(stop_live_bars)  # give the cursor back if a run dies with a bar
 
 
 def _default_console() -> Any:
-    """A console on ``sys.stdout`` that always draws; printed lines are not re-wrapped."""
+    """A console on ``sys.stdout`` that always draws, as wide as the terminal; printed lines
+    are not re-wrapped."""
+    import shutil
+
     from rich.console import Console
 
-    return Console(force_terminal=True, soft_wrap=True)
+    return Console(force_terminal=True, soft_wrap=True, width=shutil.get_terminal_size().columns)
 
 
 def _clock_text(seconds: float | None) -> str:
@@ -77,8 +80,9 @@ def _clock_text(seconds: float | None) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-#: Width of the bar itself, in characters.
+#: The most characters of the bar itself; it shrinks to leave room for the text.
 BAR_WIDTH = 30
+_MIN_BAR_WIDTH = 5
 #: Weight of the newest measurement in the displayed speed (exponential smoothing).
 _SMOOTHING = 0.3
 
@@ -115,6 +119,8 @@ class ProgressBar:
         self._drawn_at = 0.0
         self._drawn_count = 0
         self._extra = ""
+        self._eta: float | None = None
+        self._width: int | None = None
 
     @property
     def active(self) -> bool:
@@ -140,8 +146,10 @@ class ProgressBar:
         self.total = total if total is None else max(int(total), 0)
         self.completed = self._drawn_count = int(completed)
         self._rate, self._speed, self._countdown, self._extra = 0.0, None, 1, ""
+        self._eta = None
         self._started_at = self._drawn_at = perf_counter()
         console = self._console if self._console is not None else _default_console()
+        self._width = getattr(console, "width", None)
         self._live = Live(self.render(), console=console, auto_refresh=False, transient=transient)
         self._live.start(refresh=True)
         self.redraws += 1
@@ -153,10 +161,11 @@ class ProgressBar:
         self._countdown -= 1
         return self._countdown <= 0 or self.completed == self.total
 
-    def show(self, extra: str = "") -> None:
+    def show(self, extra: str = "", eta: float | None = None) -> None:
         """Redraw with the current count and ``extra`` text, unless the last redraw is too recent.
 
-        The last iteration of a bar is always drawn.
+        ``eta``: the seconds left to show (e.g. the whole run's, as the log prints it)
+        instead of this bar's own estimate. The last iteration of a bar is always drawn.
         """
         if self._live is None:
             return
@@ -172,7 +181,7 @@ class ProgressBar:
             old = self._speed
             self._speed = self._rate if old is None else old + _SMOOTHING * (self._rate - old)
         self._countdown = max(1, int(self._rate * self._period))
-        self._extra = extra
+        self._extra, self._eta = extra, eta
         self._drawn_at, self._drawn_count = now, self.completed
         self._live.update(self.render(now), refresh=True)
         self.redraws += 1
@@ -184,19 +193,25 @@ class ProgressBar:
         total, done, speed = self.total, self.completed, self._speed
         elapsed = (perf_counter() if now is None else now) - self._started_at
         if total:
-            filled = min(BAR_WIDTH, BAR_WIDTH * done // total)
             counts = f"{done}/{total}"
             left = (total - done) / speed if speed else None
         else:
-            filled, counts, left = 0, f"{done}/?", None
+            counts, left = f"{done}/?", None
+        if self._eta is not None:
+            left = self._eta
+        rate = "? it/s" if speed is None else f"{speed:.1f} it/s"
+        tail = f" {counts} {rate} {_clock_text(elapsed)} eta {_clock_text(left)} {self._extra}"
+        width = BAR_WIDTH
+        if self._width:  # leave the text its room on the terminal's line
+            room = self._width - len(self.description) - 1 - len(tail.rstrip())
+            width = max(_MIN_BAR_WIDTH, min(BAR_WIDTH, room))
+        filled = min(width, width * done // total) if total else 0
         return Text.assemble(
             (self.description, "bold"),
             " ",
             ("\u2501" * filled, "magenta"),
-            ("\u2501" * (BAR_WIDTH - filled), "bright_black"),
-            f" {counts} ",
-            "? it/s" if speed is None else f"{speed:.1f} it/s",
-            f" {_clock_text(elapsed)} eta {_clock_text(left)} {self._extra}",
+            ("\u2501" * (width - filled), "bright_black"),
+            tail.rstrip(),
             no_wrap=True,
             overflow="ellipsis",
         )

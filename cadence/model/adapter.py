@@ -64,6 +64,48 @@ def _module_device(module: nn.Module) -> torch.device:
     return torch.device("cpu")
 
 
+_WHAT_TO_WRITE = """\
+cadence calls forward(inputs, data_samples, mode=...) and needs a loss dict for mode='loss'; \
+{name}.forward{signature} takes no `mode`. Wrap the module in a BaseModel that computes \
+the loss, and give that as model=, e.g.:
+
+    from torch.nn import functional as F
+    from cadence.model import BaseModel
+    from cadence.registry import MODELS
+
+    @MODELS.register_module()
+    class {name}Trainer(BaseModel):
+        def __init__(self, **kwargs):
+            super().__init__()
+            self.net = {name}(**kwargs)
+
+        def forward(self, inputs, data_samples=None, mode="tensor"):
+            out = self.net(inputs)
+            if mode == "loss":
+                return {{"loss": F.cross_entropy(out, data_samples)}}
+            return out.argmax(1) if mode == "predict" else out
+
+(see docs/contract.md, "A plain torch module")"""
+
+
+def _check_forward_takes_mode(module: nn.Module) -> None:
+    """Raise TypeError, saying what to write, when ``module`` cannot run in cadence's loops:
+    its ``forward`` takes no ``mode`` and it brings no ``train_step``/``val_step`` of its own."""
+    import inspect
+
+    cls = type(module)
+    if any(hasattr(cls, step) for step in ("train_step", "val_step", "test_step")):
+        return
+    try:
+        signature = inspect.signature(module.forward)
+    except (TypeError, ValueError):
+        return
+    params = signature.parameters.values()
+    if "mode" in signature.parameters or any(p.kind is p.VAR_KEYWORD for p in params):
+        return
+    raise TypeError(_WHAT_TO_WRITE.format(name=cls.__name__, signature=signature))
+
+
 def as_cadence_model(
     module: nn.Module, data_preprocessor: dict[str, Any] | nn.Module | None = None
 ) -> BaseModel:
@@ -78,6 +120,7 @@ def as_cadence_model(
         return module
     if not isinstance(module, nn.Module):
         raise TypeError(f"as_cadence_model expects an nn.Module, got {type(module).__name__}")
+    _check_forward_takes_mode(module)
     existing = getattr(module, "data_preprocessor", None)
     if existing is not None and not isinstance(existing, nn.Module):
         raise TypeError(

@@ -153,10 +153,12 @@ SUMMARY_FILE = "model_summary.txt"
 def record_run_start(runner: RunnerProtocol) -> None:
     """At the start of ``train``: log the model's size in one line, and (rank 0) write the
     full summary table to ``<work_dir>/model_summary.txt`` and append to ``run.json``."""
+    from ..logging.console import DETAIL
     from ..model.summary import summary_line, summary_table
 
     model = runner.strategy.unwrap(runner.model)
-    runner.logger.info(f"{summary_line(model)} (table: {SUMMARY_FILE})")
+    # the console's start lines already name the parameter count: this one goes to the file
+    runner.logger.info(f"{summary_line(model)} (table: {SUMMARY_FILE})", extra=DETAIL)
     if runner.rank == 0:
         path = os.path.join(runner.work_dir, SUMMARY_FILE)
         with open(path, "w", encoding="utf-8") as file:

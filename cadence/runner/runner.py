@@ -29,7 +29,7 @@ from .paths import RunPaths, check_url_keys
 from .persistence import PersistenceMixin
 from .properties import PropertiesMixin
 from .run_record import record_run_start
-from .setup import default_setup, warn_misspelled_keys
+from .setup import default_setup, save_hook_table, warn_misspelled_keys
 from .startup import StartupMixin
 from .work_dir_lock import WorkDirLock, lock_for_training
 
@@ -211,7 +211,7 @@ class Runner(
             if hook is not None and hook != before.get(name):
                 self._hooks.replace(name, hook)  # e.g. the rescaled checkpoint interval
         self._cfg_text = default_setup(self)
-        self.logger.info("Hooks:\n" + self._hooks.describe())
+        save_hook_table(self, self._hooks.describe())
 
     def build_loop(self, mode: str) -> Any:
         """Build the ``train``/``val``/``test`` loop from its config triple, with

@@ -1,7 +1,9 @@
 """What a run logs and saves when it starts (detectron2's ``default_setup``).
 
 After the strategy has set up processes, seeds and cuDNN flags, the runner
-calls :func:`default_setup`, which logs
+calls :func:`default_setup`. The console gets three short lines (versions;
+device, strategy and world size; seed and where the full config is saved);
+the log file also keeps the full record:
 
 * this process's rank, local rank, world size and device,
 * the environment (Python, platform, torch, CUDA, cadence, git hash),
@@ -11,7 +13,11 @@ calls :func:`default_setup`, which logs
 * the content of the config file as written (syntax-highlighted where the log
   goes to a terminal, plain text in log files and pipes),
 * the full resolved config, which rank 0 also saves into the work dir as
-  ``<config stem>.py``.
+  ``<config stem>.py``,
+
+and :func:`save_hook_table` writes the hook table to ``<log dir>/hooks.txt``.
+Those details reach the console too when the run is verbose
+(:func:`cadence.logging.console.is_verbose`).
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..logging.console import DETAIL, tidy_console
+from ..logging.run_summary import short_path
 from .env_info import collect_env, format_env
 
 if TYPE_CHECKING:
@@ -65,11 +73,17 @@ def _handlers(logger: logging.Logger) -> list[logging.Handler]:
     return found
 
 
-def log_code(logger: logging.Logger, header: str, code: str) -> None:
-    """Log ``header`` and Python ``code``: highlighted for terminal handlers, plain elsewhere."""
+def log_code(
+    logger: logging.Logger, header: str, code: str, extra: Mapping[str, Any] | None = None
+) -> None:
+    """Log ``header`` and Python ``code``: highlighted for terminal handlers, plain elsewhere
+    (``extra`` as for ``logger.info``)."""
     if not logger.isEnabledFor(logging.INFO):
         return
-    plain = logger.makeRecord(logger.name, logging.INFO, __file__, 0, f"{header}\n{code}", (), None)
+    extra = dict(extra or {})
+    plain = logger.makeRecord(
+        logger.name, logging.INFO, __file__, 0, f"{header}\n{code}", (), None, extra=extra
+    )
     colored: logging.LogRecord | None = None
     for handler in _handlers(logger):
         if logging.INFO < handler.level:
@@ -79,7 +93,7 @@ def log_code(logger: logging.Logger, header: str, code: str) -> None:
             if colored is None:
                 colored = logger.makeRecord(
                     logger.name, logging.INFO, __file__, 0,
-                    f"{header}\n{highlight_python(code)}", (), None,
+                    f"{header}\n{highlight_python(code)}", (), None, extra=extra,
                 )  # fmt: skip
             record = colored
         handler.handle(record)
@@ -114,29 +128,49 @@ def default_setup(runner: RunnerProtocol) -> str:
     visualizer later, after a resume (``Runner.load_or_resume``).
     """
     logger = runner.logger
+    tidy_console(logger)
     strategy = runner.strategy
+    env = collect_env(os.getcwd())
+    git = f", git {env['git']}" if env.get("git") else ""
+    logger.info(
+        f"cadence {env['cadence']}, PyTorch {env['PyTorch']}, Python {sys.version.split()[0]}{git}"
+    )
+    logger.info(
+        f"{type(strategy).__name__} on {strategy.device}, world size {runner.world_size}"
+        + (f" (this is rank {runner.rank})" if runner.world_size > 1 else "")
+    )
     logger.info(
         f"Rank {runner.rank} of world size {runner.world_size} "
         f"(local rank {getattr(strategy, 'local_rank', 0)}), device {strategy.device}, "
-        f"strategy {type(strategy).__name__}, experiment {runner.experiment_name}"
+        f"strategy {type(strategy).__name__}, experiment {runner.experiment_name}",
+        extra=DETAIL,
     )
-    logger.info("Environment:\n" + format_env(collect_env(os.getcwd())))
-    logger.info("Command line: " + shlex.join(sys.argv))
+    logger.info("Environment:\n" + format_env(env), extra=DETAIL)
+    logger.info("Command line: " + shlex.join(sys.argv), extra=DETAIL)
     logger.info(_seed_line(runner))
     cfg = runner.cfg
     if not len(cfg):
         return ""
     source = config_file_text(cfg)
     if source is not None:
-        log_code(logger, f"Config file {source[0]}:", source[1])
+        log_code(logger, f"Config file {source[0]}:", source[1], extra=DETAIL)
     text = str(cfg.pretty_text)
-    log_code(logger, "Config:", text)
+    log_code(logger, "Config:", text, extra=DETAIL)
     if runner.rank == 0:
         stem = os.path.splitext(os.path.basename(cfg.filename or "config"))[0]
         path = os.path.join(runner.work_dir, f"{stem}.py")
         cfg.dump(path)
-        logger.info(f"Full config saved to {path}")
+        logger.info(f"Full config saved to {short_path(path)}")
     return text
+
+
+def save_hook_table(runner: RunnerProtocol, table: str) -> None:
+    """Write the hook table to ``<log dir>/hooks.txt`` (rank 0) and log it as a detail."""
+    if runner.rank == 0:
+        path = os.path.join(runner.log_dir, "hooks.txt")
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(table + "\n")
+    runner.logger.info("Hooks:\n" + table, extra=DETAIL)
 
 
 def sync_timestamp(world_size: int, work_dir: str | None = None) -> str:
@@ -188,5 +222,5 @@ def warn_misspelled_keys(keys: Any, known: tuple[str, ...]) -> None:
 
 __all__ = [
     "build_visualizer", "config_file_text", "default_setup", "highlight_python", "log_code",
-    "sync_timestamp", "warn_misspelled_keys",
+    "save_hook_table", "sync_timestamp", "warn_misspelled_keys",
 ]  # fmt: skip

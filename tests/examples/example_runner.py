@@ -21,8 +21,9 @@ def run_example(*args: str, timeout: int = 600, env: dict[str, str] | None = Non
 
 
 def printed(stdout: str, label: str) -> str:
-    """The rest of the line that starts with ``label:``."""
-    line = next(x for x in stdout.splitlines() if x.startswith(f"{label}:"))
+    """The rest of the last line that starts with ``label:`` (the script prints its report
+    last; a log line of the run may start with the same label)."""
+    line = [x for x in stdout.splitlines() if x.startswith(f"{label}:")][-1]
     return line.split(":", 1)[1].strip()
 
 

@@ -104,7 +104,9 @@ def train(hook, runner, clock, *, validate_at: tuple[int, ...] = ()) -> None:
 
 
 def log_lines(text: str) -> list[str]:
-    return [line.split(" - INFO - ", 1)[1] for line in text.splitlines() if " - INFO - " in line]
+    """The iteration and metric lines (not the start and end-of-training summaries)."""
+    lines = [line.split(" - INFO - ", 1)[1] for line in text.splitlines() if " - INFO - " in line]
+    return [line for line in lines if line.startswith(("Epoch(", "Iter(", "Exp name"))]
 
 
 def test_iteration_based_lines_every_interval(clock, monkeypatch):

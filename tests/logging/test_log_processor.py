@@ -10,6 +10,7 @@ from runner_double import StandInRunner
 
 from cadence.logging import LogProcessor, MessageHub
 from cadence.logging import log_processor as log_processor_module
+from cadence.logging.log_processor import fit_pieces
 from cadence.registry import LOG_PROCESSORS
 
 
@@ -69,10 +70,11 @@ def train_hub() -> MessageHub:
 
 def test_epoch_based_train_line():
     hub = train_hub()
-    tag, line = LogProcessor().get_log_after_iter(make_runner(hub), 49, "train")
+    tag, line = LogProcessor(max_width=None).get_log_after_iter(make_runner(hub), 49, "train")
+    # loss_cls, the loss's only term, is not printed a second time (it stays in the tag)
     assert line == (
         "Epoch(train)  [1][ 50/100]  lr: 1.0000e-02  eta: 0:01:02  time: 0.2000  "
-        "data_time: 0.0200  loss: 0.6000  loss_cls: 0.3000"
+        "data_time: 0.0200  loss: 0.6000"
     )
     assert tag == pytest.approx(
         {"lr": 0.01, "time": 0.2, "data_time": 0.02, "loss": 0.6, "loss_cls": 0.3,
@@ -84,10 +86,11 @@ def test_epoch_based_train_line():
 def test_iter_based_train_line_and_memory(monkeypatch):
     monkeypatch.setattr(log_processor_module, "_max_cuda_memory_mb", lambda runner: 1234)
     hub = train_hub()
-    tag, line = LogProcessor(by_epoch=False).get_log_after_iter(make_runner(hub), 49, "train")
+    processor = LogProcessor(by_epoch=False, max_width=None)
+    tag, line = processor.get_log_after_iter(make_runner(hub), 49, "train")
     assert line == (
         "Iter(train) [  50/1000]  lr: 1.0000e-02  eta: 0:01:02  time: 0.2000  "
-        "data_time: 0.0200  memory: 1234  loss: 0.6000  loss_cls: 0.3000"
+        "data_time: 0.0200  memory: 1234  loss: 0.6000"
     )
     assert tag["memory"] == 1234 and "epoch" not in tag
 
@@ -140,7 +143,8 @@ def test_custom_statistics():
             ),
             dict(data_src="loss", log_name="loss_max", method_name="max"),
             dict(data_src="missing", log_name="ignored", method_name="mean"),
-        ]
+        ],
+        max_width=None,
     )
     runner = make_runner(hub, iter=4)
     tag, line = processor.get_log_after_iter(runner, 2, "train")
@@ -249,3 +253,58 @@ def test_log_processor_is_importable_at_mmengines_runner_path():
     from cadence.runner import LogProcessor as FromRunner
 
     assert FromRunner is FromLogging
+
+
+def test_lines_fit_the_width_by_leaving_out_the_least_useful_items():
+    hub = train_hub()
+    tag, line = LogProcessor().get_log_after_iter(make_runner(hub), 49, "train")
+    # 105 characters with data_time: it goes first (the tag keeps it)
+    assert line == (
+        "Epoch(train)  [1][ 50/100]  lr: 1.0000e-02  eta: 0:01:02  time: 0.2000  loss: 0.6000"
+    )
+    assert tag["data_time"] == pytest.approx(0.02)
+    narrow = LogProcessor(max_width=60).get_log_after_iter(make_runner(hub), 49, "train")[1]
+    assert narrow == "Epoch(train)  [1][ 50/100]  eta: 0:01:02  loss: 0.6000"
+    with pytest.raises(ValueError, match="max_width"):
+        LogProcessor(max_width=10)
+
+
+def test_fit_pieces_drops_the_lowest_rank_latest_first():
+    pieces = [("head", 100), ("  a: 1", 20), ("  b: 2", 20), ("  c: 3  ", 50)]
+    assert fit_pieces(pieces, None) == "head  a: 1  b: 2  c: 3  "
+    assert fit_pieces(pieces, 16) == "head  a: 1  c: 3  "  # trailing spaces do not count
+    assert fit_pieces(pieces, 1) == "head"
+
+
+def test_several_loss_terms_are_all_printed_and_throughput_is_logged():
+    hub = train_hub()
+    hub.update_scalar("train/loss_box", 0.5)
+    runner = make_runner(hub)
+    runner.train_loop.dataloader.batch_size = 8
+    runner.world_size = 2
+    tag, line = LogProcessor(max_width=None).get_log_after_iter(runner, 49, "train")
+    assert "loss: 0.6000  loss_cls: 0.3000  loss_box: 0.5000" in line
+    # 8 samples per process x 2 processes in 0.2 s a step (the windowed mean)
+    assert tag["samples_per_sec"] == pytest.approx(80.0)
+    assert "samples/s: 80.0" in line
+
+
+def test_epoch_lines_drop_timings_then_wrap_one_named_set_a_line():
+    from cadence.logging.log_processor import fit_items
+
+    head = "Epoch(val) [1][1/1]  "
+    items = ["clean/acc: 69.4444", "clean/loss: 1.1078", "noisy/acc: 44.8468",
+             "noisy/loss: 1.5908", "time: 0.0593"]  # fmt: skip
+    assert fit_items(head, items, 4, None) == head + "  ".join(items)  # mmengine's line
+    assert fit_items(head, items, 4, 100) == head + "  ".join(items[:4])  # 96 columns
+    assert fit_items(head, items, 4, 60) == (
+        "Epoch(val) [1][1/1]  clean/acc: 69.4444  clean/loss: 1.1078\n"
+        "    noisy/acc: 44.8468  noisy/loss: 1.5908"
+    )
+
+
+def test_a_lone_loss_term_is_printed_once_per_set():
+    from cadence.logging.log_processor import _lone_loss_terms
+
+    tag = {"a/loss": 1.0, "a/loss_cls": 1.0, "b/loss": 2.0, "b/loss_cls": 1.5, "b/loss_box": 0.5}
+    assert _lone_loss_terms(tag) == ["a/loss_cls"]

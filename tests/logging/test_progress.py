@@ -156,3 +156,20 @@ def test_bad_refresh_rate():
 def test_format_loss():
     assert format_loss(None) == ""
     assert format_loss(1.23456) == "loss: 1.2346"
+
+
+def test_bar_fits_the_console_width_and_shows_the_given_eta(clock):
+    out = io.StringIO()
+    bar = ProgressBar(console=Console(file=out, force_terminal=True, width=70))
+    bar.start("Epoch 1/3", total=20, transient=True)
+    clock.now += 0.5
+    bar.tick()
+    bar.show("loss: 0.5000", eta=3725.0)  # the run's eta (the log's), not this bar's
+    line = bar.render().plain
+    assert len(line) == 70 and line.endswith("eta 1:02:05 loss: 0.5000")
+    assert line.count("\u2501") == 13  # the bar shrank to leave the text its room
+    wide = ProgressBar(console=Console(file=io.StringIO(), force_terminal=True, width=200))
+    wide.start("Epoch 1/3", total=20)
+    assert wide.render().plain.count("\u2501") == 30  # BAR_WIDTH at most
+    bar.stop()
+    wide.stop()

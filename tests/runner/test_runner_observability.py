@@ -91,4 +91,6 @@ def test_a_loop_that_raises_leaves_no_live_bar(tmp_path, monkeypatch):
     assert logger_hook._bar is not None and not logger_hook._bar.active
     drawn = screen.getvalue()
     assert "\x1b[?25l" in drawn  # the bar hid the cursor ...
-    assert drawn.rstrip("\n").endswith("\x1b[?25h")  # ... and gave it back last
+    # ... and gave it back after hiding it last (the bar, transient, is then erased)
+    assert "\x1b[?25h" in drawn[drawn.rindex("\x1b[?25l") :]
+    assert drawn.endswith("\x1b[2K")  # the bar's line is cleared
