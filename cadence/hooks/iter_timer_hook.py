@@ -7,6 +7,7 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from ..registry import HOOKS
+from ..utils.flops import StepFlopCounter
 from .hook import Hook
 
 if TYPE_CHECKING:
@@ -34,6 +35,11 @@ class IterTimerHook(Hook):
     iteration after resuming at any iteration. During validation and testing
     it estimates the rest of that loop instead, as mmengine does; time spent
     validating is not counted as training time.
+
+    It also records ``train/num_tokens`` when a batch is a dict with a ``num_tokens``
+    entry (tokens/s in the log), and counts the model FLOPs of the first training step
+    (``flops_per_step`` in the runtime info: TFLOP/s and MFU in the log; see
+    :mod:`cadence.utils.flops`).
     """
 
     priority = "NORMAL"
@@ -50,6 +56,7 @@ class IterTimerHook(Hook):
         self._eval_time = 0.0
         self._eval_done = 0
         self._eval_total = 0
+        self._flops = StepFlopCounter()
 
     # ---------------------------------------------------------------- train
     def before_train(self, runner: RunnerProtocol) -> None:
@@ -72,6 +79,8 @@ class IterTimerHook(Hook):
         if runner.message_hub is not self._hub:
             self._writers(runner.message_hub)
         self._write_data_time(waited)  # type: ignore[misc]
+        if not self._flops.done:
+            self._flops.start(runner)
 
     def after_train_iter(
         self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
@@ -82,6 +91,12 @@ class IterTimerHook(Hook):
         if runner.message_hub is not self._hub:
             self._writers(runner.message_hub)
         self._write_time(elapsed)  # type: ignore[misc]
+        if not self._flops.done:
+            flops = self._flops.stop()
+            if flops:
+                runner.message_hub.update_info("flops_per_step", flops)
+        if isinstance(data_batch, dict) and "num_tokens" in data_batch:
+            runner.message_hub.update_scalar("train/num_tokens", data_batch["num_tokens"])
         total = self._train_time = self._train_time + elapsed
         done = self._train_done = self._train_done + 1
         self._set_eta(total / done * (self._train_left - done))  # type: ignore[misc]

@@ -171,6 +171,10 @@ class LogProcessor:
             if speed is not None:
                 tag["samples_per_sec"] = speed
                 pieces.append((f"samples/s: {speed:.1f}  ", 60))
+            window = self.window_size if isinstance(self.window_size, int) else None
+            for key, value, text, rank in _step_rates(runner, mode, seconds, window):
+                tag[key] = value
+                pieces.append((text, rank))
 
         memory = _max_cuda_memory_mb(runner)
         if memory is not None:
@@ -398,6 +402,32 @@ def fit_pieces(pieces: list[tuple[str, int]], width: int | None) -> str:
         drop = max(i for i, (_, rank) in enumerate(kept) if rank == lowest and i > 0)
         del kept[drop]
     return line()
+
+
+def _step_rates(
+    runner: RunnerProtocol, mode: str, seconds: float, window: int | None = None
+) -> list[tuple[str, float, str, int]]:
+    """``(tag key, value, text, rank)`` of tokens/s (all processes; the mean of the
+    batches' ``num_tokens`` over ``window`` iterations, as the step time ``seconds``),
+    achieved TFLOP/s per process and MFU (from ``flops_per_step``)."""
+    if mode != "train" or not seconds > 0:
+        return []
+    rates = []
+    hub = runner.message_hub
+    tokens = hub.log_scalars.get("train/num_tokens")
+    if tokens is not None and len(tokens):
+        speed = float(tokens.mean(window)) * runner.world_size / seconds
+        rates.append(("tokens_per_sec", speed, f"tokens/s: {speed:.0f}  ", 58))
+    flops = hub.runtime_info.get("flops_per_step")
+    if flops:
+        achieved = float(flops) / seconds
+        rates.append(("tflops", achieved / 1e12, f"TFLOP/s: {achieved / 1e12:.3g}  ", 35))
+        from ..utils.flops import peak_flops
+
+        peak = peak_flops(getattr(runner.strategy, "device", None))
+        if peak:
+            rates.append(("mfu", achieved / peak, f"mfu: {100 * achieved / peak:.1f}%  ", 45))
+    return rates
 
 
 def _samples_per_second(runner: RunnerProtocol, mode: str, seconds: float) -> float | None:

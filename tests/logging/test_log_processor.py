@@ -308,3 +308,15 @@ def test_a_lone_loss_term_is_printed_once_per_set():
 
     tag = {"a/loss": 1.0, "a/loss_cls": 1.0, "b/loss": 2.0, "b/loss_cls": 1.5, "b/loss_box": 0.5}
     assert _lone_loss_terms(tag) == ["a/loss_cls"]
+
+
+def test_tokens_per_second_tflops_and_mfu_join_the_line_and_the_tag(monkeypatch):
+    monkeypatch.setenv("CADENCE_PEAK_FLOPS", "100e12")
+    hub = train_hub()  # step time: the mean of 0.1, 0.2, 0.3 = 0.2 s
+    for tokens in (400, 500, 600):
+        hub.update_scalar("train/num_tokens", tokens)
+    hub.update_info("flops_per_step", 4e12)
+    tag, line = LogProcessor(max_width=None).get_log_after_iter(make_runner(hub), 49, "train")
+    assert tag["tokens_per_sec"] == pytest.approx(500 / 0.2)
+    assert tag["tflops"] == pytest.approx(20.0) and tag["mfu"] == pytest.approx(0.2)
+    assert "tokens/s: 2500" in line and "TFLOP/s: 20" in line and "mfu: 20.0%" in line

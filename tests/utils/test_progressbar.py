@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
 from cadence.utils import (
     ProgressBar,
     track_iter_progress,
-    track_parallel_progress,
     track_progress,
     track_progress_rich,
 )
@@ -55,12 +57,29 @@ def test_track_iter_progress_yields_every_task():
 
 
 def test_track_parallel_progress_in_two_processes():
-    out = io.StringIO()
-    assert track_parallel_progress(_square, [1, 2, 3, 4], nproc=2, file=out) == [1, 4, 9, 16]
-    assert "4/4" in out.getvalue()
-    unordered = track_parallel_progress(_square, [1, 2, 3], 2, keep_order=False, skip_first=True,
-                                        file=io.StringIO())  # fmt: skip
-    assert sorted(unordered) == [1, 4, 9]
+    """In a fresh interpreter: the pool forks its workers, and a fork of this pytest worker
+    (which has threads: the S3 server's, a sweep's heartbeat) can inherit a held lock and
+    hang, as any fork of a threaded process can."""
+    script = textwrap.dedent(
+        """
+        import io
+        from cadence.utils import track_parallel_progress
+
+        def square(x):
+            return x * x
+
+        out = io.StringIO()
+        assert track_parallel_progress(square, [1, 2, 3, 4], nproc=2, file=out) == [1, 4, 9, 16]
+        assert "4/4" in out.getvalue()
+        unordered = track_parallel_progress(square, [1, 2, 3], 2, keep_order=False,
+                                            skip_first=True, file=io.StringIO())
+        assert sorted(unordered) == [1, 4, 9]
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
 def test_track_progress_rich(capsys):
