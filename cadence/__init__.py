@@ -6,9 +6,9 @@ import importlib
 from typing import Any
 
 from ._exports import LAZY_EXPORTS
-from .version import __version__
+from .version import __version__, version_info
 
-__all__ = ["__version__", *sorted(LAZY_EXPORTS)]
+__all__ = ["__version__", "version_info", *sorted(LAZY_EXPORTS)]
 
 
 def __getattr__(name: str) -> Any:

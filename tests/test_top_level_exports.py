@@ -57,3 +57,11 @@ def test_names_are_imported_only_when_read():
     before, after, torch_loaded = json.loads(out.stdout.strip().splitlines()[-1])
     assert before == ["cadence._exports", "cadence.version"]
     assert "cadence.utils" in after and "cadence.config" not in after and not torch_loaded
+
+
+def test_version_info_is_mmengines_tuple():
+    from cadence.version import parse_version_info
+
+    assert cadence.version_info == tuple(int(p) for p in cadence.__version__.split("."))
+    assert parse_version_info("1.2.0rc1") == (1, 2, 0, "rc1")
+    assert parse_version_info("2.0.0.dev3") == (2, 0, 0, "dev3")
