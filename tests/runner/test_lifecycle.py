@@ -50,7 +50,9 @@ ZYGOTE = os.path.join(HERE, "api_exit_zygote.py")
 RUNS = 20
 
 
-@pytest.mark.dist
+# Not in the serial `dist` group (44 s there, on the suite's longest path): two processes at
+# a time with generous timeouts, so it can share the CPUs with the tests on the other worker.
+@pytest.mark.slow
 def test_twenty_consecutive_api_runs_exit_cleanly(tmp_path):
     """20 DDP runs (train, test, val) through the Python API, one after another, each rank in
     a process that finalises normally: every one exits 0, prints nothing about termination
