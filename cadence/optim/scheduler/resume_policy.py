@@ -21,6 +21,7 @@ as saved, so a scheduler whose ``end`` was the old length still ends there.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -71,7 +72,13 @@ def stretch(
 
 def _replay(schedulers: list[Any], epoch_length: int | None) -> None:
     """Set every value from step 0 as the training hooks step them, up to each
-    scheduler's saved step count."""
+    scheduler's saved step count (without optimizer steps: no order warning)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*step\(\) was called before optimizer")
+        _replay_steps(schedulers, epoch_length)
+
+
+def _replay_steps(schedulers: list[Any], epoch_length: int | None) -> None:
     if any(getattr(s, "need_val_args", False) for s in schedulers):
         raise ValueError(
             "resume_policy='stretch' cannot replay an optimizer whose schedulers include a "
