@@ -50,7 +50,7 @@ ZYGOTE = os.path.join(HERE, "api_exit_zygote.py")
 RUNS = 20
 
 
-# Not in the serial `dist` group (44 s there, on the suite's longest path): two processes at
+# Not in the serial `dist` group (22 s there, on the suite's longest path): two processes at
 # a time with generous timeouts, so it can share the CPUs with the tests on the other worker.
 @pytest.mark.slow
 def test_twenty_consecutive_api_runs_exit_cleanly(tmp_path):
