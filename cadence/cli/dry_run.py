@@ -19,7 +19,10 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..runner import Runner
 
 from .common import CliError
 
@@ -208,7 +211,7 @@ def dry_run(cfg: Any, debug: bool = False) -> DryRunReport:
 
 
 @contextlib.contextmanager
-def _world_of_one(runner: Any, tmp: str) -> Iterator[None]:
+def _world_of_one(runner: Runner, tmp: str) -> Iterator[None]:
     """For a distributed strategy, a process group of one process (file store in ``tmp``)
     that the strategy joins, destroyed afterwards; nothing for other strategies."""
     import torch.distributed as torch_dist
@@ -255,7 +258,7 @@ def _build_runner(cfg: Any, tmp: str) -> Any:
     return RUNNERS.build(copy) if copy.get("runner_type") else Runner.from_cfg(copy)
 
 
-def _run_stages(runner: Any, report: DryRunReport, debug: bool) -> None:
+def _run_stages(runner: Runner, report: DryRunReport, debug: bool) -> None:
     _stage("setting up the strategy, logger and hooks", runner._setup, debug)
     strategy = runner.strategy
     has_train = runner.cfg.get("train_cfg") is not None
@@ -280,7 +283,9 @@ def _run_stages(runner: Any, report: DryRunReport, debug: bool) -> None:
         optim_wrapper = runner.optim_wrapper
         optim_wrapper.initialize_count_status(model, 0, loop.max_iters)
         model.train()
-        steps = (lambda b=b: model.train_step(b, optim_wrapper=optim_wrapper) for b in batches)
+        trained: Any = model  # a BaseModel (as the strategy prepared it)
+        train_step = trained.train_step
+        steps = (lambda b=b: train_step(b, optim_wrapper=optim_wrapper) for b in batches)
         times, results = _stage("taking a training step", lambda: _timed(steps, model), debug)
         report.add(f"train step: {_format_times(times)}{_losses(results)}")
     for mode in ("val", "test"):
@@ -288,7 +293,7 @@ def _run_stages(runner: Any, report: DryRunReport, debug: bool) -> None:
             _evaluate(runner, mode, report, debug)
 
 
-def _evaluate(runner: Any, mode: str, report: DryRunReport, debug: bool) -> None:
+def _evaluate(runner: Runner, mode: str, report: DryRunReport, debug: bool) -> None:
     import torch
 
     loop = _stage(f"building {mode}_dataloader and {mode}_evaluator",

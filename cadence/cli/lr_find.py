@@ -86,6 +86,7 @@ def sweep_hook(sweep: Sweep) -> Any:
     """A hook that sets every param group's LR before each step (keeping the groups'
     ratios) and records the step's loss; it stops the loop when the loss diverges."""
     from ..hooks import Hook
+    from ..runner.protocol import RunnerProtocol
 
     class SweepHook(Hook):
         priority = "VERY_HIGH"
@@ -93,7 +94,9 @@ def sweep_hook(sweep: Sweep) -> Any:
         def __init__(self) -> None:
             self.ratios: list[float] = []
 
-        def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
+        def before_train_iter(
+            self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None
+        ) -> None:
             groups = runner.optim_wrapper.param_groups
             if not self.ratios:
                 first = groups[0]["lr"] or 1.0
@@ -101,13 +104,14 @@ def sweep_hook(sweep: Sweep) -> Any:
             for group, ratio in zip(groups, self.ratios):
                 group["lr"] = sweep.lr_at(runner.iter) * ratio
 
-        def after_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None,
+        def after_train_iter(self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None,
                              outputs: Any = None) -> None:  # fmt: skip
             loss = (outputs or {}).get("loss")
             if loss is None:
                 raise CliError("lr-find: the model's train_step returned no 'loss'")
             if sweep.record(runner.optim_wrapper.param_groups[0]["lr"], float(loss)):
-                runner.train_loop.stop_training = True
+                loop: Any = runner.train_loop  # both train loops stop on this flag
+                loop.stop_training = True
 
     return SweepHook()
 

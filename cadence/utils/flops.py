@@ -10,7 +10,10 @@ process and, where the device's peak is known, model FLOPs utilisation (MFU).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..runner.protocol import RunnerProtocol
 
 #: Dense 16-bit tensor-core peak of one device, FLOP/s (vendor datasheets, SXM parts).
 #: Matched as a substring of ``torch.cuda.get_device_name()``, first match wins.
@@ -48,7 +51,7 @@ class StepFlopCounter:
         self._mode: Any = None
         self.done = False
 
-    def start(self, runner: Any) -> None:
+    def start(self, runner: RunnerProtocol) -> None:
         """Count from now on if this run's step can be counted (a counted strategy, an
         eager model); otherwise never count."""
         strategy = type(getattr(runner, "strategy", None)).__name__

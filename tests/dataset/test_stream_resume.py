@@ -9,15 +9,12 @@ from typing import Any
 
 import pytest
 import torch
-import torch.nn.functional as F
-from torch import nn
+from stream_toys import Net, Seen
 from torch.utils.data import DataLoader, Dataset, IterableDataset, get_worker_info
 from torch.utils.data._utils.collate import default_collate
 
 from cadence.dataset import StreamLoader, build_dataloader
 from cadence.dataset.stream import StreamPositions
-from cadence.hooks import Hook
-from cadence.model import BaseModel
 from cadence.registry import DATASETS, MODELS
 from cadence.runner import Runner
 
@@ -62,28 +59,6 @@ class SizedStream(Stream):
 
     def __len__(self) -> int:
         return len(self.labels)
-
-
-class Net(BaseModel):
-    def __init__(self, data_preprocessor: Any = None) -> None:
-        super().__init__(data_preprocessor=data_preprocessor)
-        self.net = nn.Linear(4, 2)
-
-    def forward(self, inputs: Any, data_samples: Any = None, mode: str = "tensor", **_: Any) -> Any:
-        logits = self.net(inputs)
-        if mode == "loss":
-            return {"loss": F.cross_entropy(logits, data_samples)}
-        return logits
-
-
-class Seen(Hook):
-    """The sample indices of every batch trained on."""
-
-    def __init__(self) -> None:
-        self.batches: list[list[int]] = []
-
-    def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
-        self.batches.append([int(i) for i in data_batch["i"]])
 
 
 @pytest.fixture(autouse=True)

@@ -14,14 +14,11 @@ from typing import Any
 
 import pytest
 import torch
-import torch.nn.functional as F
-from torch import nn
+from stream_toys import Net, Seen
 from torch.utils.data import IterableDataset
 
 from cadence import dist
 from cadence.dist.testing import run_distributed
-from cadence.hooks import Hook
-from cadence.model import BaseModel
 from cadence.registry import DATASETS, MODELS
 from cadence.runner import Runner
 
@@ -55,28 +52,6 @@ class RankShard(IterableDataset):
 
     def load_state_dict(self, state: dict[str, int]) -> None:
         self._start = state["yielded"]
-
-
-class Net(BaseModel):
-    def __init__(self, data_preprocessor: Any = None) -> None:
-        super().__init__(data_preprocessor=data_preprocessor)
-        self.net = nn.Linear(4, 2)
-
-    def forward(self, inputs: Any, data_samples: Any = None, mode: str = "tensor", **_: Any) -> Any:
-        logits = self.net(inputs)
-        if mode == "loss":
-            return {"loss": F.cross_entropy(logits, data_samples)}
-        return logits
-
-
-class Seen(Hook):
-    """The item ids of every batch trained on."""
-
-    def __init__(self) -> None:
-        self.batches: list[list[int]] = []
-
-    def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
-        self.batches.append([int(i) for i in data_batch["i"]])
 
 
 def _train(work_dir: str, resume: Any = False) -> tuple[list[list[int]], dict]:
