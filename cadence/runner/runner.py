@@ -249,9 +249,9 @@ class Runner(
         if not self._env_ready:
             return
         self._env_ready = False
-        self.strategy.teardown(barrier=barrier)
-        if self.strategy.model is None:  # released: keep no wrapper over a dead group
+        if self.strategy.releases_model:  # first: keep no wrapper over a dead group
             self._model = self.optim_wrapper = self.param_schedulers = None
+        self.strategy.teardown(barrier=barrier)
 
     def train(self) -> nn.Module:
         """Train (validating as configured); return the trained model."""

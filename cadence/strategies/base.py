@@ -236,6 +236,11 @@ class BaseStrategy:
         if resume_param_scheduler and "param_schedulers" in checkpoint:
             self.load_scheduler_state_dict(checkpoint["param_schedulers"])
 
+    #: Whether :meth:`teardown` drops the model, optimizer wrapper and schedulers; the
+    #: runner then drops its own references before calling it (a wrapped model may hold
+    #: the process group, which must not be freed while its last operation is).
+    releases_model: bool = False
+
     def teardown(self, *, barrier: bool = True) -> None:
         """Release what :meth:`setup_env` and :meth:`setup` created (process group,
         engine); nothing on one device. ``barrier=False`` on error paths: a failed

@@ -77,10 +77,21 @@ class DistributedStrategy(BaseStrategy):
         """Whether :meth:`setup_distributed` created the live process group."""
         return self._owns_process_group and torch_dist.is_initialized()
 
+    #: teardown drops the model and optimizer (the runner drops its references first)
+    releases_model = True
+
     def teardown(self, *, barrier: bool = True) -> None:
         """Drop the model and optimizer, then destroy the process group if this strategy
         created it (after a barrier unless ``barrier=False``: a failed rank leaves at
-        once, which makes its peers' collectives fail instead of wait)."""
+        once, which makes its peers' collectives fail instead of wait).
+
+        Order matters: a gloo group's destructor joins its worker threads while holding
+        the GIL, and a worker that is still freeing a finished operation whose tensors
+        Python knows waits for the GIL: a deadlock, seen at exit under load when the
+        wrapped model (DDP's reducer holds the group) was freed right after the barrier.
+        So the model goes first (the group lives on in torch's registry), and the
+        barrier's handle is kept until the group is destroyed, so that the worker never
+        frees that operation itself."""
         import gc
 
         self.model = None
@@ -90,8 +101,12 @@ class DistributedStrategy(BaseStrategy):
         if not self.owns_process_group:
             return
         self._owns_process_group = False
+        work = None
         try:
             if barrier:
-                torch_dist.barrier()
+                work = torch_dist.barrier(async_op=True)
+                if work is not None:
+                    work.wait()
         finally:
             torch_dist.destroy_process_group()
+            del work  # after the group: freed here, under the GIL this thread holds

@@ -81,3 +81,31 @@ def test_twenty_consecutive_api_runs_exit_cleanly(tmp_path):
             assert "terminate called" not in err and "Abort" not in err, (run, rank, err[-2000:])
             assert f"METRICS rank={rank} True" in out, (run, rank, out)
             assert out.rstrip().endswith("AT EXIT initialized=False"), (run, rank, out[-500:])
+
+
+def test_close_frees_the_wrapped_model_before_it_destroys_the_group(tmp_path, monkeypatch):
+    """DDP's reducer holds the process group: freed after the group's destruction (right
+    after the barrier), the group's destructor could join a gloo worker that was still
+    freeing the barrier and waited for the GIL: a hang at exit, seen under load. The
+    wrapped model must go while the group is alive (torch's registry keeps it)."""
+    import gc
+    import weakref
+
+    import torch.distributed as torch_dist
+    from runner_toys import toy_config, train_counting
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    for key, value in dict(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), RANK="0",
+                           LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1").items():
+        monkeypatch.setenv(key, value)  # fmt: skip
+    runner, _ = train_counting(
+        toy_config(tmp_path, 1, launcher="pytorch", strategy=dict(type="DDPStrategy"))
+    )
+    group_alive_when_freed = []
+    weakref.finalize(runner.model, lambda: group_alive_when_freed.append(
+        torch_dist.is_initialized()))  # fmt: skip
+    assert type(runner.model).__name__ == "CadenceDistributedDataParallel"
+    runner.close()
+    gc.collect()
+    assert group_alive_when_freed == [True]
+    assert not torch_dist.is_initialized()
