@@ -181,6 +181,27 @@ def _train_switches(cfg: Config, args: argparse.Namespace) -> None:
         cfg.randomness = randomness
 
 
+def _require_checkpoint(cfg: Config, args: argparse.Namespace) -> None:
+    """Stop before any work when the checkpoint named on the command line (``val``/
+    ``test``'s CHECKPOINT, ``train --resume PATH``) does not exist, local or URL."""
+    if args.mode == "train":
+        path, what = (args.resume, "--resume") if args.resume not in (None, "auto") else (None, "")
+    else:
+        path, what = args.checkpoint, "CHECKPOINT"
+    if path is None:
+        return
+    from ..fileio import is_url, isfile
+
+    try:
+        found = isfile(path, cfg.get("backend_args")) if is_url(path) else os.path.isfile(path)
+    except Exception as exc:  # noqa: BLE001 - unreachable storage, bad credentials...
+        raise CliError(f"{what} {path}: cannot be read ({type(exc).__name__}: {exc})") from exc
+    if not found:
+        hint = "" if is_url(path) or not os.path.isdir(path) else (
+            " (a folder: name a checkpoint file in it, or its last_checkpoint's target)")
+        raise CliError(f"{what} {path}: no such checkpoint file{hint}")
+
+
 def _run(args: argparse.Namespace) -> int:
     if getattr(args, "verbose", False):  # read by the runner's console; torchrun passes it on
         from ..logging.console import VERBOSE_ENV
@@ -188,12 +209,15 @@ def _run(args: argparse.Namespace) -> int:
         os.environ[VERBOSE_ENV] = "1"
     if args.nproc is not None and args.nproc > 1 and not inside_launched_process():
         # config errors are reported here, once, not by every child
-        _refuse_config_errors(build_config(args), args.config)
+        cfg = build_config(args)
+        _refuse_config_errors(cfg, args.config)
+        _require_checkpoint(cfg, args)
         return relaunch(args.nproc, args.argv)
     if args.nproc is not None and inside_launched_process() and args.launcher is None:
         args.launcher = "pytorch"
     cfg = build_config(args)
     _refuse_config_errors(cfg, args.config)
+    _require_checkpoint(cfg, args)
     from ..registry import RUNNERS
     from ..runner import Runner
 

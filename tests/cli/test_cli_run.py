@@ -54,6 +54,17 @@ def test_test_with_out_dumps_every_prediction(tmp_path, checkpoint, blobs, capsy
     assert torch.allclose(torch.stack([r["pred_score"] for r in results]), expected, atol=1e-6)
 
 
+def test_a_missing_checkpoint_is_one_line_before_any_work(tmp_path, capsys):
+    missing = tmp_path / "epoch_9.pth"
+    assert run(["val", CONFIG, str(missing), "--work-dir", str(tmp_path / "w")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"cadence: error: CHECKPOINT {missing}: no such checkpoint file\n"
+    assert run(["train", CONFIG, "--resume", str(tmp_path), "--work-dir", str(tmp_path / "w")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"cadence: error: --resume {tmp_path}: no such checkpoint file (a folder")
+    assert not (tmp_path / "w").exists()  # refused before the runner made its work dir
+
+
 def test_out_must_be_a_pickle_file(tmp_path, capsys):
     assert run(["test", CONFIG, "w.pth", "--out", str(tmp_path / "preds.json")]) == 2
     assert ".pkl or .pickle" in capsys.readouterr().err
