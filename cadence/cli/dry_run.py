@@ -202,12 +202,24 @@ def dry_run(cfg: Any, debug: bool = False) -> DryRunReport:
                 _run_stages(runner, report, debug)
             finally:
                 runner.close(barrier=False)
+                _close_log_files(runner)
     load_from = cfg.get("load_from")
     if load_from:
         found = "found" if "://" in str(load_from) or os.path.exists(load_from) else "NOT FOUND"
         report.add(f"load_from {load_from} ({found}) is not loaded by a dry run")
     report.add(f"nothing was written to the work_dir ({configured})")
     return report
+
+
+def _close_log_files(runner: Runner) -> None:
+    """Close the runner's log file handlers: their files are in the deleted temporary
+    folder and would stay open (a file descriptor each) until the process ends."""
+    import logging
+
+    for handler in list(runner.logger.handlers):
+        if isinstance(handler, logging.FileHandler):
+            runner.logger.removeHandler(handler)
+            handler.close()
 
 
 @contextlib.contextmanager

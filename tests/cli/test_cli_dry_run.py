@@ -4,6 +4,7 @@ writes nothing to the work_dir, and names the dataset index that fails."""
 from __future__ import annotations
 
 import os
+import sys
 import textwrap
 
 import pytest
@@ -103,6 +104,17 @@ def test_dry_run_reports_shapes_parameters_steps_and_writes_nothing(tmp_path, ca
     assert val.endswith("metrics on 5 samples: seen=5")
     assert out[-1] == "dry run OK"
     assert not os.path.exists(tmp_path / "wd")  # the configured work_dir is never created
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/self/fd")
+def test_dry_run_leaves_no_log_file_open(tmp_path, capsys):
+    def open_dry_run_files():
+        fds = os.listdir("/proc/self/fd")
+        targets = [os.path.realpath(f"/proc/self/fd/{fd}") for fd in fds]
+        return [t for t in targets if "cadence-dry-run-" in t]
+
+    assert run(["check", write(tmp_path), "--dry-run"]) == 0
+    assert open_dry_run_files() == []
 
 
 def test_a_broken_dataset_item_is_named_by_its_index(tmp_path, capsys):
