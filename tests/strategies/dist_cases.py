@@ -122,6 +122,13 @@ def train_deepspeed(work_dir: str, max_epochs: int, stage: int, resume: bool = F
     return train(work_dir, max_epochs, strategy, resume)
 
 
+def train_deepspeed_in(env: dict[str, str], work_dir: str, max_epochs: int, stage: int,
+                       resume: bool = False) -> dict:  # fmt: skip
+    """:func:`train_deepspeed` with ``env`` set first (a storage endpoint, a staging folder)."""
+    os.environ.update(env)
+    return train_deepspeed(work_dir, max_epochs, stage, resume)
+
+
 def train_ddp_compressed(work_dir: str, max_epochs: int) -> dict[str, Any]:
     """DDP with fp16 gradient compression, accumulation over 2 steps and clipping."""
     _register_toys()
