@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch._dynamo  # noqa: E402, F401  (what DDP imports on first use: 3 s, paid once here)
 import torchrun_api_case  # noqa: E402  (imports torch and cadence before any fork)
+
+#: Seconds one run may take (1-2 s on 2 idle cores, ~5 s under load).
+RUN_LIMIT = 60
 
 
 def child(rank: int, port: str, run_dir: str, log_stem: str) -> None:
@@ -46,8 +50,21 @@ def main(rank: int, ports: list[str], root: str) -> None:
         if pid == 0:
             stem = os.path.join(root, f"run{i}.rank{rank}")
             child(rank, port, os.path.join(root, f"run{i}"), stem)
-        _, status = os.waitpid(pid, 0)
-        print(f"RUN {i} {os.waitstatus_to_exitcode(status)} {time.monotonic():.2f}", flush=True)
+        print(f"RUN {i} {wait_or_kill(pid)} {time.monotonic():.2f}", flush=True)
+
+
+def wait_or_kill(pid: int) -> str:
+    """The child's exit code, or ``HUNG`` (and the child killed) after :data:`RUN_LIMIT` s:
+    a hang fails the test in a minute and names its run instead of taking the suite's."""
+    deadline = time.monotonic() + RUN_LIMIT
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return str(os.waitstatus_to_exitcode(status))
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return "HUNG"
 
 
 if __name__ == "__main__":

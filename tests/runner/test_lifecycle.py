@@ -69,7 +69,11 @@ def test_twenty_consecutive_api_runs_exit_cleanly(tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         for rank in (0, 1)
     ]  # fmt: skip
-    outputs = [rank.communicate(timeout=300) for rank in ranks]
+    try:
+        outputs = [rank.communicate(timeout=300) for rank in ranks]
+    finally:
+        for rank in ranks:
+            rank.kill()
     for rank, (stdout, stderr) in enumerate(outputs):
         assert ranks[rank].returncode == 0, stderr[-3000:]
         statuses = [line.split()[2] for line in stdout.splitlines() if line.startswith("RUN ")]
