@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from torch import nn
 
 from ..config import Config
+from ..dataset.release import release_workers
 from ..hooks import TrainingPreempted
 from ..registry import RUNNERS, STRATEGIES
 from ..strategies.base import default_strategy_type
@@ -326,6 +327,10 @@ class Runner(
             except Exception as exc:  # the loop's error is the one to report
                 self.logger.error(f"the background checkpoint write failed too: {exc}")
             raise
+        finally:  # workers end with the call that started them (cadence/dataset/release.py)
+            release_workers(loop)
+            if loop is self._train_loop:
+                release_workers(self._val_loop)
 
     def _init_weights(self) -> None:
         init = getattr(self.strategy.unwrap(self.model), "init_weights", None)
