@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..registry import LOG_PROCESSORS
@@ -200,7 +201,7 @@ class LogProcessor:
     ) -> tuple[dict, str]:
         """Tag and log line after a 'val' or 'test' epoch of ``batch_idx + 1`` batches."""
         _check_mode(mode, ("val", "test"))
-        length = _dataloader_len(runner, mode)
+        length = _dataloader_len(runner, mode, every_set=True)
         if length is None:
             length = batch_idx + 1
         if not self.by_epoch:
@@ -462,17 +463,21 @@ def _epoch(runner: RunnerProtocol, mode: str) -> int:
     return int(runner.epoch) if _has_train_loop(runner) else 0
 
 
-def _dataloader_len(runner: RunnerProtocol, mode: str) -> int | None:
-    """Length of the ``mode`` loop's dataloader, or None when unknown (iterable datasets)."""
+def _dataloader_len(runner: RunnerProtocol, mode: str, every_set: bool = False) -> int | None:
+    """Length of the ``mode`` loop's dataloader (with ``every_set``, of all its evaluation
+    sets together), or None when unknown (iterable datasets)."""
     try:
         loop = mode_loop(runner, mode)
     except Exception:  # noqa: BLE001 - a runner without training may raise here
         return None
-    dataloader = getattr(loop, "dataloader", None)
-    if dataloader is None:
+    loaders: list[Any] = [getattr(loop, "dataloader", None)]
+    sets = getattr(loop, "dataloaders", None)
+    if every_set and isinstance(sets, Mapping) and len(sets) > 1:
+        loaders = list(sets.values())
+    if any(loader is None for loader in loaders):
         return None
     try:
-        return len(dataloader)
+        return sum(int(len(loader)) for loader in loaders)
     except (TypeError, NotImplementedError):
         return None
 

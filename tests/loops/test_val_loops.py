@@ -146,6 +146,18 @@ def test_list_sets_are_named_by_position_and_share_one_evaluator_config(tmp_path
     assert evaluators["0"] is not evaluators["1"]
 
 
+def test_the_end_of_test_line_counts_the_batches_of_every_set(tmp_path):
+    runner = Runner.from_cfg(dict(
+        model=dict(type="Echo"), work_dir=str(tmp_path),
+        test_dataloader=[loader(), loader(n=2, offset=4.0)], test_cfg=dict(),
+        test_evaluator=dict(type="MeanPred"), default_hooks=dict(checkpoint=None),
+    ))  # fmt: skip
+    runner.test()
+    log = "".join(p.read_text() for p in tmp_path.rglob("*.log"))
+    # 5 samples in batches of 2 (3 batches), then 2 samples (1 batch)
+    assert "Epoch(test) [4/4]" in log and "Epoch(test) [3/3]" not in log
+
+
 @pytest.mark.parametrize(
     ("loaders", "evaluators", "message"),
     [
