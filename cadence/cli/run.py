@@ -3,7 +3,8 @@
 Overrides come as ``--cfg-options a.b=1`` or as trailing ``a.b=1`` words
 (detectron2's style); both are merged into the config before the runner is built.
 ``--nproc N`` re-runs the command under torchrun (see :mod:`.launch`);
-``test --out FILE.pkl`` also dumps the predictions with a ``DumpResults`` metric;
+``test --out FILE.pkl`` also dumps the predictions with a ``DumpResults`` metric (one
+file per set, ``FILE.<name>.pkl``, when ``test_dataloader`` holds several sets);
 ``test --tta`` tests with the config's ``tta_model`` and ``tta_pipeline`` (see :mod:`.tta`).
 """
 
@@ -50,7 +51,8 @@ def add_run_commands(sub: Any) -> None:
                 "--out",
                 type=_pickle_path,
                 metavar="FILE.pkl",
-                help="also dump the model's predictions to this pickle file (rank 0 writes it)",
+                help="also dump the model's predictions to this pickle file (rank 0 writes "
+                "it); with several test sets, one file per set: FILE.<set name>.pkl",
             )
             parser.add_argument(
                 "--tta",
@@ -118,7 +120,7 @@ def build_config(args: argparse.Namespace) -> Config:
 
         apply_tta(cfg)
     if getattr(args, "out", None):
-        cfg.test_evaluator = with_dump_results(cfg.get("test_evaluator"), args.out)
+        cfg.test_evaluator = dump_every_set(cfg, args.out)
     return cfg
 
 
@@ -133,6 +135,23 @@ def _refuse_config_errors(cfg: Config, config_file: str) -> None:
             f"{config_file}: {len(errors)} problem(s) in the config "
             f"(`cadence check` reports the same):\n{lines}"
         )
+
+
+def dump_every_set(cfg: Config, out_file: str) -> Any:
+    """``cfg.test_evaluator`` with a ``DumpResults`` metric for ``--out``; with several
+    test sets, one per set, each writing ``<stem>.<set name><ext>`` beside ``out_file``."""
+    from ..loops.eval_sets import is_single_loader, split_eval_sets
+
+    loaders, evaluator = cfg.get("test_dataloader"), cfg.get("test_evaluator")
+    if loaders is None or is_single_loader(loaders):
+        return with_dump_results(evaluator, out_file)
+    try:
+        sets = split_eval_sets(loaders, evaluator, "test")
+    except ValueError as exc:  # the config check names the same problem
+        raise CliError(str(exc)) from exc
+    stem, ext = os.path.splitext(out_file)
+    dumped = {name: with_dump_results(ev, f"{stem}.{name}{ext}") for name, _, ev in sets}
+    return list(dumped.values()) if isinstance(loaders, (list, tuple)) else dumped
 
 
 def with_dump_results(evaluator: Any, out_file: str) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import textwrap
 
 import pytest
 import torch
@@ -63,6 +64,40 @@ def test_a_missing_checkpoint_is_one_line_before_any_work(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"cadence: error: --resume {tmp_path}: no such checkpoint file (a folder")
     assert not (tmp_path / "w").exists()  # refused before the runner made its work dir
+
+
+def test_out_with_named_test_sets_writes_one_file_per_set(tmp_path, checkpoint, blobs, capsys):
+    path, model = checkpoint
+    config = tmp_path / "two_sets.py"
+    config.write_text(textwrap.dedent(f"""\
+        _base_ = {CONFIG!r}
+        _loader = dict(batch_size=16, sampler=dict(type="DefaultSampler", shuffle=False),
+                       collate_fn=dict(type="default_collate"))
+        _data = dict(type="BlobsDataset", split_seed=2, dim=16, num_classes=8)
+        test_dataloader = dict(
+            _delete_=True,
+            near=dict(dataset=dict(num_samples=30, noise=3.0, **_data), **_loader),
+            far=dict(dataset=dict(num_samples=20, noise=6.0, **_data), **_loader),
+        )
+        """))
+    out = tmp_path / "preds.pkl"
+    argv = ["test", str(config), str(path), "--work-dir", str(tmp_path / "w"), "--out", str(out)]
+    assert run(argv) == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out
+    assert "near/accuracy/top1" in printed and "far/accuracy/top1" in printed
+    assert not out.exists()
+    model.eval()
+    for name, size, noise in (("near", 30, 3.0), ("far", 20, 6.0)):
+        with open(tmp_path / f"preds.{name}.pkl", "rb") as f:
+            results = pickle.load(f)
+        data = blobs.BlobsDataset(num_samples=size, dim=16, num_classes=8, noise=noise,
+                                  split_seed=2)  # fmt: skip
+        with torch.no_grad():
+            expected = torch.softmax(model.head(model.backbone(data.points)), dim=-1)
+        assert len(results) == size
+        assert [r["gt_label"] for r in results] == data.labels.tolist()
+        got = torch.stack([r["pred_score"] for r in results])
+        torch.testing.assert_close(got, expected, rtol=0, atol=1e-6)
 
 
 def test_out_must_be_a_pickle_file(tmp_path, capsys):
