@@ -30,7 +30,7 @@ def weights(path):
     return read_checkpoint(path)["state_dict"]
 
 
-def write_config(tmp_path, work_dir, max_epochs, extra=""):
+def write_config(tmp_path, work_dir, max_epochs, extra="", **overrides):
     """A config file of the toy run, its toys registered by a module beside it."""
     (tmp_path / "toys_registered.py").write_text(
         "from runner_toys import Blobs, ToyClassifier\n"
@@ -41,7 +41,8 @@ def write_config(tmp_path, work_dir, max_epochs, extra=""):
     config = tmp_path / f"cfg_{max_epochs}.py"
     config.write_text(
         "custom_imports = dict(imports=['toys_registered'], allow_failed_imports=False)\n"
-        + "\n".join(f"{k} = {v!r}" for k, v in toy_config(work_dir, max_epochs).to_dict().items())
+        + "\n".join(f"{k} = {v!r}" for k, v in
+                    toy_config(work_dir, max_epochs, **overrides).to_dict().items())  # fmt: skip
     )
     return str(config)
 
@@ -60,13 +61,16 @@ def test_a_bucket_run_resumed_in_a_fresh_process_ends_bitwise_equal_to_a_local_r
     tmp_path, s3
 ):
     run = s3.bucket() + "/run"
-    first = cadence_train(tmp_path, write_config(tmp_path, run, 2), tmp_path / "machine_a")
+    hooks = dict(checkpoint=dict(type="CheckpointHook", interval=1),
+                 logger=dict(type="LoggerHook", interval=1))  # scalars every iteration
+    first = cadence_train(tmp_path, write_config(tmp_path, run, 2, default_hooks=hooks),
+                          tmp_path / "machine_a")  # fmt: skip
     assert first.returncode == 0, first.stderr[-3000:]
     assert {"epoch_1.pth", "epoch_2.pth", "last_checkpoint"} <= set(names(s3, run))
     assert s3.fs().cat_file(f"{run}/last_checkpoint") == b"epoch_2.pth"
 
-    second = cadence_train(tmp_path, write_config(tmp_path, run, 4), tmp_path / "machine_b",
-                           "--resume")  # fmt: skip
+    second = cadence_train(tmp_path, write_config(tmp_path, run, 4, default_hooks=hooks),
+                           tmp_path / "machine_b", "--resume")  # fmt: skip
     assert second.returncode == 0, second.stderr[-3000:]
     assert not (tmp_path / "s3:").exists() and not os.path.exists("s3:")
 
@@ -84,6 +88,8 @@ def test_a_bucket_run_resumed_in_a_fresh_process_ends_bitwise_equal_to_a_local_r
     assert len(logs) == 2, logs
     assert any("Resumed from" in fs.cat_file(p).decode() for p in logs)
     assert any(p.endswith(".py") for p in fs.find(run))
+    scalars = [p for p in fs.find(run) if p.endswith("vis_data/scalars.json")]
+    assert len(scalars) == 2 and all(fs.cat_file(p) for p in scalars), scalars
     # machine b read the bucket's run records before appending its own
     records = json.loads(fs.cat_file(f"{run}/run.json"))
     assert [r["resumed"] for r in records] == [False, True]
