@@ -59,10 +59,9 @@ def test_short_run_reports_outputs_and_the_predictor_reproduces_its_test_accurac
     assert mine == pytest.approx(accuracy, abs=0.01)
 
 
-@pytest.mark.slow
-def test_default_config_reaches_97_percent(tmp_path):
-    stdout = run_example("examples/digits/train.py", "--work-dir", str(tmp_path))
-    assert printed_dict(stdout, "test metrics")["accuracy/top1"] >= 97.0
+# The default config's >= 97 % is asserted by README.md's quick-start block, which trains
+# that config through the Python API (tests/docs/test_doc_snippets.py); the script itself
+# is run above on 3 epochs. (A second full training here cost ~16 s of the suite's CPU.)
 
 
 def test_random_shift_moves_the_image_by_at_most_max_shift_with_zero_fill():
