@@ -8,6 +8,7 @@ import pickle
 
 import pytest
 import torch
+from blobs_reference import hand_scores
 
 from cadence.checkpoint import read_checkpoint
 from cadence.checkpoint.files import MANIFEST_SUFFIX
@@ -79,10 +80,7 @@ def test_cadence_test_takes_a_checkpoint_url_and_writes_its_work_dir_to_the_buck
     assert "accuracy/top1" in capsys.readouterr().out
     with open(out, "rb") as f:
         results = pickle.load(f)
-    data = blobs.BlobsDataset(num_samples=TEST_SIZE, dim=16, num_classes=8, noise=3.0, split_seed=2)
-    model.eval()
-    with torch.no_grad():
-        expected = torch.softmax(model.head(model.backbone(data.points)), dim=-1)
+    _, expected = hand_scores(blobs, model, TEST_SIZE)
     torch.testing.assert_close(torch.stack([r["pred_score"] for r in results]), expected,
                                rtol=0, atol=1e-6)  # fmt: skip
     uploaded = names(s3, work)
@@ -106,8 +104,6 @@ def test_the_predictor_takes_a_bucket_work_dir(s3, released, model, blobs):
     predictor = Predictor(CONFIG, run_url, device="cpu")
     points = blobs.BlobsDataset(num_samples=6, dim=16, num_classes=8, noise=3.0, split_seed=2)
     got = predictor([{"inputs": p, "data_samples": torch.tensor(0)} for p in points.points])
-    model.eval()
-    with torch.no_grad():
-        expected = torch.softmax(model.head(model.backbone(points.points)), dim=-1)
+    _, expected = hand_scores(blobs, model, 6)
     torch.testing.assert_close(torch.stack([p["pred_score"] for p in got]), expected,
                                rtol=0, atol=1e-6)  # fmt: skip

@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 import torch
+from blobs_reference import hand_scores
 
 from cadence.cli import main
 from cadence.cli import run as run_module
@@ -46,12 +47,9 @@ def test_test_with_out_dumps_every_prediction(tmp_path, checkpoint, blobs, capsy
     with open(out, "rb") as f:
         results = pickle.load(f)
 
-    data = blobs.BlobsDataset(num_samples=TEST_SIZE, dim=16, num_classes=8, noise=3.0, split_seed=2)
-    model.eval()
-    with torch.no_grad():
-        expected = torch.softmax(model.head(model.backbone(data.points)), dim=-1)
+    labels, expected = hand_scores(blobs, model, TEST_SIZE)
     assert len(results) == TEST_SIZE
-    assert [r["gt_label"] for r in results] == data.labels.tolist()
+    assert [r["gt_label"] for r in results] == labels
     assert torch.allclose(torch.stack([r["pred_score"] for r in results]), expected, atol=1e-6)
 
 
@@ -86,16 +84,12 @@ def test_out_with_named_test_sets_writes_one_file_per_set(tmp_path, checkpoint, 
     printed = capsys.readouterr().out
     assert "near/accuracy/top1" in printed and "far/accuracy/top1" in printed
     assert not out.exists()
-    model.eval()
     for name, size, noise in (("near", 30, 3.0), ("far", 20, 6.0)):
         with open(tmp_path / f"preds.{name}.pkl", "rb") as f:
             results = pickle.load(f)
-        data = blobs.BlobsDataset(num_samples=size, dim=16, num_classes=8, noise=noise,
-                                  split_seed=2)  # fmt: skip
-        with torch.no_grad():
-            expected = torch.softmax(model.head(model.backbone(data.points)), dim=-1)
+        labels, expected = hand_scores(blobs, model, size, noise)
         assert len(results) == size
-        assert [r["gt_label"] for r in results] == data.labels.tolist()
+        assert [r["gt_label"] for r in results] == labels
         got = torch.stack([r["pred_score"] for r in results])
         torch.testing.assert_close(got, expected, rtol=0, atol=1e-6)
 
