@@ -282,8 +282,9 @@ def companion_digests(filename: str, paths: Sequence[str] | None = None) -> File
     return digests
 
 
-def _check_companion(filename: str, info: Mapping[str, Any]) -> None:
-    """Every companion file is listed, present, of its size and (v2) its SHA-256."""
+def _check_companion(filename: str, info: Mapping[str, Any], share: tuple[int, int]) -> None:
+    """Every companion file is listed, present, of its size and (v2) its SHA-256; with
+    ``share=(i, n)`` only the SHA-256 of the files :func:`_hashed_here` picks."""
     directory = os.path.dirname(os.path.abspath(filename))
     expected: Mapping[str, Any] = info.get("files") or info.get("companion") or {}
     unlisted = sorted(set(companion_files(filename)) - set(expected))
@@ -292,7 +293,8 @@ def _check_companion(filename: str, info: Mapping[str, Any]) -> None:
             f"checkpoint '{filename}': its companion folder holds {unlisted[0]}, which the "
             "manifest does not list (a file added after the save is never read)"
         )
-    for relative, entry in expected.items():
+    for position, relative in enumerate(sorted(expected), start=1):
+        entry = expected[relative]
         path = os.path.join(directory, relative)
         size = entry["size"] if isinstance(entry, Mapping) else entry  # v1: the size alone
         if not os.path.isfile(path):
@@ -302,8 +304,15 @@ def _check_companion(filename: str, info: Mapping[str, Any]) -> None:
                 f"checkpoint '{filename}': its shard file {relative} has "
                 f"{os.path.getsize(path)} bytes, the manifest says {size}"
             )
-        if isinstance(entry, Mapping):
+        if isinstance(entry, Mapping) and _hashed_here(position, share):
             _check_sha256(filename, path, relative, entry.get("sha256"))
+
+
+def _hashed_here(position: int, share: tuple[int, int]) -> bool:
+    """Whether this share hashes the file at ``position`` (0: the checkpoint file, then its
+    companion files sorted by path): every ``n``-th file from ``i``."""
+    index, count = share
+    return position % count == index
 
 
 def _check_sha256(filename: str, path: str, relative: str, expected: Any) -> None:
@@ -333,14 +342,23 @@ def read_manifest(filename: str) -> dict[str, Any] | None:
     return info
 
 
-def verify_checkpoint(filename: str) -> dict[str, Any] | None:
+def verify_checkpoint(filename: str, share: tuple[int, int] = (0, 1)) -> dict[str, Any] | None:
     """Check every file of ``filename`` against its manifest; return the manifest.
 
     The size and SHA-256 of the file and of each companion file are compared
     (version-1 manifests: the zip records' CRC-32 and the companions' sizes).
     Raises :class:`CheckpointError` naming the file and what differs. A file
     without a manifest passes unchecked (``None``).
+
+    ``share=(i, n)``: one of ``n`` processes that split the hashing (version-2
+    manifests): this one hashes every ``n``-th file from ``i`` (the checkpoint file
+    first, then the companion files by path); presence, sizes and unlisted files are
+    checked by all. Together the ``n`` shares hash every file once.
     """
+    index, count = share
+    if not 0 <= index < count:
+        raise ValueError(f"verify_checkpoint: share must be (index, count) with "
+                         f"0 <= index < count, got {share}")  # fmt: skip
     if not os.path.isfile(filename):
         raise FileNotFoundError(f"checkpoint '{filename}' does not exist")
     info = read_manifest(filename)
@@ -353,9 +371,12 @@ def verify_checkpoint(filename: str) -> dict[str, Any] | None:
             f"checkpoint '{filename}' is {what}: {size} bytes on disk, the manifest says "
             f"{info.get('size')}"
         )
-    _check_companion(filename, info)
+    if "sha256" not in info:
+        share = (0, 1)  # version 1: no SHA-256 to split
+    _check_companion(filename, info, share)
     if "sha256" in info:
-        _check_sha256(filename, filename, info["file"], info["sha256"])
+        if _hashed_here(0, share):
+            _check_sha256(filename, filename, info["file"], info["sha256"])
     elif "records_crc32" in info:
         _check_records(filename, info)
     else:
@@ -435,13 +456,7 @@ def read_checkpoint(
     if not os.path.isfile(filename):
         raise FileNotFoundError(f"checkpoint '{filename}' does not exist")
     if verify and verify_checkpoint(filename) is None:
-        import warnings
-
-        warnings.warn(
-            f"checkpoint '{filename}' has no manifest: it could not be verified (it is read "
-            "weights-only, so nothing in it runs, but damage would go unnoticed)",
-            stacklevel=2,
-        )
+        warn_unverified(filename, stacklevel=3)
     checkpoint = safe_torch_load(filename, map_location)
     if not isinstance(checkpoint, dict):
         raise CheckpointError(
@@ -450,6 +465,17 @@ def read_checkpoint(
     if before_load is not None:
         before_load(checkpoint)
     return checkpoint
+
+
+def warn_unverified(filename: str, stacklevel: int = 2) -> None:
+    """Warn that ``filename`` has no manifest and is read unverified."""
+    import warnings
+
+    warnings.warn(
+        f"checkpoint '{filename}' has no manifest: it could not be verified (it is read "
+        "weights-only, so nothing in it runs, but damage would go unnoticed)",
+        stacklevel=stacklevel,
+    )
 
 
 def remove_checkpoint(filename: str) -> None:

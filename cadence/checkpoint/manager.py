@@ -26,6 +26,7 @@ from .files import (
     manifest_path,
     read_checkpoint,
     remove_checkpoint,
+    warn_unverified,
 )
 from .pointer import (
     LAST_CHECKPOINT,
@@ -256,8 +257,7 @@ class CheckpointManager:
         before_load: BeforeLoad | None = None,
     ) -> dict[str, Any]:
         """Load the model weights of ``path`` (verified first); return the checkpoint."""
-        self._fetch(path)
-        checkpoint = read_checkpoint(path, map_location, before_load)
+        checkpoint = self._read(path, map_location, before_load)
         self.steps.load_weights(checkpoint, strict=strict, revise_keys=revise_keys)
         return checkpoint
 
@@ -271,8 +271,7 @@ class CheckpointManager:
         before_load: BeforeLoad | None = None,
     ) -> dict[str, Any]:
         """Restore the strategy's state and every part from ``path``; return the checkpoint."""
-        self._fetch(path)
-        checkpoint = read_checkpoint(path, map_location, before_load)
+        checkpoint = self._read(path, map_location, before_load)
         self.steps.restore(
             path, checkpoint, resume_optimizer=resume_optimizer,
             resume_param_scheduler=resume_param_scheduler,
@@ -287,6 +286,13 @@ class CheckpointManager:
             elif ranks:  # a rank the saved run did not have
                 entry.part.load_state_dict(ranks[0])
         return checkpoint
+
+    def _read(self, path: str, map_location: Any, before_load: BeforeLoad | None) -> dict:
+        """Fetch (remote), verify (the ranks share the hashing) and read ``path``."""
+        self._fetch(path)
+        if self.steps.verify_checkpoint(path) is None:
+            warn_unverified(path, stacklevel=4)
+        return read_checkpoint(path, map_location, before_load, verify=False)
 
     def resume_latest(self, before_load: BeforeLoad | None = None) -> str | None:
         """Resume from the newest checkpoint of the work dir that verifies; return its path,

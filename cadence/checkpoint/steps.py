@@ -51,6 +51,13 @@ class CheckpointSteps(Protocol):
         """Size and SHA-256 of every companion file (every rank calls it)."""
         ...
 
+    def verify_checkpoint(self, filename: str) -> dict[str, Any] | None:
+        """Check every file of ``filename`` against its manifest before any is read; return
+        the manifest (None: there is none). Every rank calls it, and every rank raises
+        (:class:`~cadence.checkpoint.CheckpointError`, ``FileNotFoundError``) when one
+        file fails, so that all ranks skip the same checkpoint."""
+        ...
+
     def barrier(self) -> None:
         """Wait for every rank (a no-op in one process)."""
         ...

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..checkpoint.files import FileDigests, companion_digests
+from ..checkpoint.files import FileDigests, companion_digests, verify_checkpoint
 from ..checkpoint.weights import load_state_dict_into
 from .env import apply_env_cfg, set_random_seed
 
@@ -205,6 +205,10 @@ class BaseStrategy:
     def companion_digests(self, filename: str) -> FileDigests:
         """Size and SHA-256 of every companion file of ``filename``."""
         return companion_digests(filename)
+
+    def verify_checkpoint(self, filename: str) -> dict[str, Any] | None:
+        """Check every file of ``filename`` against its manifest; return the manifest."""
+        return verify_checkpoint(filename)
 
     def barrier(self) -> None:
         """Wait for every rank: nothing to wait for in one process."""

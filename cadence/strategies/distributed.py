@@ -7,7 +7,12 @@ from typing import Any
 import torch
 import torch.distributed as torch_dist
 
-from ..checkpoint.files import FileDigests, companion_digests, companion_files
+from ..checkpoint.files import (
+    FileDigests,
+    companion_digests,
+    companion_files,
+    verify_checkpoint,
+)
 from .base import BaseStrategy
 from .launch import init_process_group
 
@@ -71,6 +76,31 @@ class DistributedStrategy(BaseStrategy):
         for part in all_gather_object(mine):
             digests.update(part)
         return digests
+
+    def verify_checkpoint(self, filename: str) -> dict[str, Any] | None:
+        """Check ``filename`` against its manifest, the hashing split between the ranks
+        (each hashes every ``world_size``-th file), then agree: when any rank found a
+        problem, every rank raises it (the first rank's, naming the file)."""
+        from ..checkpoint import CheckpointError
+        from ..dist import all_gather_object
+
+        info: dict[str, Any] | None = None
+        problem: tuple[str, str] | None = None
+        try:
+            info = verify_checkpoint(filename, (self.rank, self.world_size))
+        except FileNotFoundError as exc:
+            problem = ("missing", str(exc))
+        except Exception as exc:  # noqa: BLE001 - every rank must reach the gather
+            problem = ("corrupt" if isinstance(exc, CheckpointError) else "error",
+                       f"{type(exc).__name__}: {exc}" if not isinstance(exc, CheckpointError)
+                       else str(exc))  # fmt: skip
+        found = [p for p in all_gather_object(problem) if p is not None]
+        if not found:
+            return info
+        kind, message = found[0]
+        if kind == "missing":
+            raise FileNotFoundError(message)
+        raise CheckpointError(message)
 
     @property
     def owns_process_group(self) -> bool:
