@@ -470,13 +470,11 @@ def _dataloader_len(runner: RunnerProtocol, mode: str, every_set: bool = False) 
         loop = mode_loop(runner, mode)
     except Exception:  # noqa: BLE001 - a runner without training may raise here
         return None
-    loaders: list[Any] = [getattr(loop, "dataloader", None)]
     sets = getattr(loop, "dataloaders", None)
+    loaders: list[Any] = [getattr(loop, "dataloader", None)]
     if every_set and isinstance(sets, Mapping) and len(sets) > 1:
         loaders = list(sets.values())
-    if any(loader is None for loader in loaders):
-        return None
-    try:
+    try:  # None (no loader) and iterable datasets have no length
         return sum(int(len(loader)) for loader in loaders)
     except (TypeError, NotImplementedError):
         return None
