@@ -90,10 +90,10 @@ class DistributedStrategy(BaseStrategy):
             info = verify_checkpoint(filename, (self.rank, self.world_size))
         except FileNotFoundError as exc:
             problem = ("missing", str(exc))
+        except CheckpointError as exc:
+            problem = ("corrupt", str(exc))
         except Exception as exc:  # noqa: BLE001 - every rank must reach the gather
-            problem = ("corrupt" if isinstance(exc, CheckpointError) else "error",
-                       f"{type(exc).__name__}: {exc}" if not isinstance(exc, CheckpointError)
-                       else str(exc))  # fmt: skip
+            problem = ("error", f"{type(exc).__name__}: {exc}")
         found = [p for p in all_gather_object(problem) if p is not None]
         if not found:
             return info
