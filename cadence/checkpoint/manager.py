@@ -32,6 +32,7 @@ from .pointer import (
     LAST_CHECKPOINT,
     checkpoint_candidates,
     find_latest_checkpoint,
+    held_checkpoints,
     pointer_target,
     unverified_checkpoints,
     write_last_checkpoint,
@@ -293,6 +294,13 @@ class CheckpointManager:
         if self.steps.verify_checkpoint(path) is None:
             warn_unverified(path, stacklevel=4)
         return read_checkpoint(path, map_location, before_load, verify=False)
+
+    def held(self) -> list[str]:
+        """The checkpoints the work dir (and its pointer's folder) holds already; of a remote
+        work dir, those its remote index lists."""
+        if self.storage is not None:
+            self._pull_index()
+        return held_checkpoints(self.work_dir)
 
     def resume_latest(self, before_load: BeforeLoad | None = None) -> str | None:
         """Resume from the newest checkpoint of the work dir that verifies; return its path,

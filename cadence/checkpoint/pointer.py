@@ -136,3 +136,20 @@ def unverified_checkpoints(work_dir: str) -> list[str]:
             if os.path.isfile(path) and not os.path.isfile(manifest_path(path)):
                 found.append(path)
     return found
+
+
+def held_checkpoints(work_dir: str) -> list[str]:
+    """Every checkpoint of ``work_dir`` and of its pointer's folder: files with a checkpoint
+    extension (``best_*`` ones included) and files a manifest names (a staged remote folder
+    holds the manifests only), sorted."""
+    target = _safe_target(work_dir)
+    found = set()
+    for folder in _folders(work_dir, target):
+        for name in os.listdir(folder):
+            if name.startswith("."):
+                continue
+            if name.endswith(MANIFEST_SUFFIX):
+                name = name[: -len(MANIFEST_SUFFIX)]
+            if name.endswith(CHECKPOINT_EXTENSIONS):
+                found.add(os.path.join(folder, name))
+    return sorted(found)

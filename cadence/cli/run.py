@@ -34,6 +34,12 @@ def add_run_commands(sub: Any) -> None:
         metavar="CHECKPOINT",
         help="resume from CHECKPOINT, or from the latest one in the work dir",
     )
+    train.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start anew even where the work dir holds an earlier run's checkpoints "
+        "(this run may then replace them)",
+    )
     train.add_argument("--amp", action="store_true", help="automatic mixed precision")
     train.add_argument(
         "--auto-scale-lr",
@@ -177,6 +183,8 @@ def _train_switches(cfg: Config, args: argparse.Namespace) -> None:
         cfg.resume = True
     elif args.resume is not None:
         cfg.resume, cfg.load_from = True, args.resume
+    if args.overwrite:
+        cfg.overwrite = True
     if args.amp:
         wrapper = cfg.get("optim_wrapper")
         if wrapper is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..config.errors import ConfigAssertionError
@@ -24,6 +24,42 @@ LESS_KEYS = ("loss", "error", "mse", "mae")
 
 def _as_list(value: str | Sequence[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value or [])
+
+
+#: 2: file names relative to the hook's checkpoint folder (1: absolute paths)
+STATE_VERSION = 2
+
+
+def _map_files(state: dict[str, Any], fn: Callable[[str], str | None]) -> dict[str, Any]:
+    """``state`` with every file it names mapped by ``fn``; entries mapped to None are left
+    out (a best checkpoint left out takes its score along)."""
+    last = state.get("last_ckpt")
+    best_paths = {k: fn(p) for k, p in state.get("best_paths", {}).items()}
+    best_paths = {k: p for k, p in best_paths.items() if p is not None}
+    best_kept = {
+        key: [[score, fn(p)] for score, p in entries if fn(p) is not None]
+        for key, entries in state.get("best_kept", {}).items()
+    }
+    return {
+        "version": state.get("version", 1),
+        "kept": [q for q in map(fn, state.get("kept", [])) if q is not None],
+        "stale": [q for q in map(fn, state.get("stale", [])) if q is not None],
+        "last_ckpt": fn(last) if last else None,
+        "best_scores": {k: v for k, v in state.get("best_scores", {}).items() if k in best_paths},
+        "best_paths": best_paths,
+        "best_kept": {k: v for k, v in best_kept.items() if v},
+    }
+
+
+def _names_in(folder: str) -> Callable[[str], str | None]:
+    """Map a path to its name relative to ``folder``; None for a path outside it."""
+    root = os.path.abspath(folder)
+
+    def name(path: str) -> str | None:
+        relative = os.path.relpath(os.path.abspath(path), root)
+        return None if relative.startswith(os.pardir) else relative
+
+    return name
 
 
 @HOOKS.register_module()
@@ -142,6 +178,10 @@ class CheckpointHook(Hook):
         self.best_paths: dict[str, str] = {}
         #: per metric, ``[score, path]`` of the kept best checkpoints, best first
         self.best_kept: dict[str, list[list[Any]]] = {}
+        #: the folder the paths above lie in (set at the first save or resume)
+        self._folder: str | None = None
+        #: a state restored from a checkpoint, until :meth:`_adopt` places it
+        self._restored: dict[str, Any] | None = None
 
     # ----------------------------------------------------------- helpers
     def _dir(self, runner: RunnerProtocol) -> str:
@@ -150,9 +190,39 @@ class CheckpointHook(Hook):
         work_dir = runner.work_dir
         if self.out_dir is None or os.path.abspath(self.out_dir) == os.path.abspath(work_dir):
             runner.paths.add_options(self.backend_args)
-            return work_dir
-        name = os.path.basename((runner.paths.remote_work_dir or work_dir).rstrip("/"))
-        return str(runner.paths.stage(join_path(self.out_dir, name), self.backend_args))
+            folder = work_dir
+        else:
+            name = os.path.basename((runner.paths.remote_work_dir or work_dir).rstrip("/"))
+            folder = str(runner.paths.stage(join_path(self.out_dir, name), self.backend_args))
+        self._folder = folder
+        return folder
+
+    def _adopt(self, runner: RunnerProtocol) -> None:
+        """Place a restored state: its files are this run's own when the run resumed from
+        a checkpoint of this hook's folder (the same work dir, or a copy or move of it);
+        a checkpoint of another folder leaves its files there, never rotated from here."""
+        state, self._restored = self._restored, None
+        if state is None:
+            return
+        folder = self._dir(runner)
+        source = runner.paths.resumed_from
+        if source is None or not runner.paths.holds(source, folder):
+            if state.get("kept") or state.get("best_paths"):
+                runner.logger.info(
+                    f"Resumed from a checkpoint of another folder ({os.path.dirname(source or '')}"
+                    f"): its checkpoints stay there; this run keeps and rotates its own in {folder}"
+                )
+            return
+        if state.get("version", 1) < 2:  # absolute paths of the folder the run had then
+            anchor = state.get("last_ckpt") or next(iter(state.get("kept", [])), None)
+            if anchor is None:
+                return
+            state = _map_files(state, _names_in(os.path.dirname(anchor)))
+        placed = _map_files(state, lambda name: os.path.join(folder, name))
+        self.kept, self.stale = placed["kept"], placed["stale"]
+        self.last_ckpt = placed["last_ckpt"]
+        self.best_scores, self.best_paths = placed["best_scores"], placed["best_paths"]
+        self.best_kept = placed["best_kept"]
 
     def _due(self, step: int) -> bool:
         """Whether 1-based ``step`` is a save point: save_begin, +interval, ..."""
@@ -169,6 +239,7 @@ class CheckpointHook(Hook):
         a crash in the middle of deleting them is finished after resuming.
         """
         runner.wait_for_checkpoint()  # the previous save's deletions are done
+        self._adopt(runner)
         directory = self._dir(runner)
         path = os.path.join(directory, self.filename_tmpl.format(step))
         kept = [p for p in self.kept if p != path] + [path]
@@ -202,7 +273,9 @@ class CheckpointHook(Hook):
 
     # ------------------------------------------------------------ stages
     def before_train(self, runner: RunnerProtocol) -> None:
-        """Give ``optim_wrapper=dict(on_repeated='rollback')`` the last checkpoint."""
+        """Place a resumed state (:meth:`_adopt`); give ``optim_wrapper=dict(on_repeated=
+        'rollback')`` the last checkpoint."""
+        self._adopt(runner)
         attach_rollback(runner, lambda: self.last_ckpt)
 
     def after_train_epoch(self, runner: RunnerProtocol) -> None:
@@ -264,6 +337,7 @@ class CheckpointHook(Hook):
     ) -> None:
         """Save a best checkpoint if ``score`` enters the top ``max_keep_best``; the one it
         pushes out is deleted after the save (unless an interval checkpoint keeps it)."""
+        self._adopt(runner)
         greater = rule == "greater"
         kept = self.best_kept.setdefault(key, [])
         if len(kept) >= self.max_keep_best and not (
@@ -324,21 +398,24 @@ class CheckpointHook(Hook):
 
     # ------------------------------------------------------------- state
     def state_dict(self) -> dict[str, Any]:
-        return {
-            "kept": list(self.kept),
-            "stale": list(self.stale),
-            "last_ckpt": self.last_ckpt,
-            "best_scores": dict(self.best_scores),
-            "best_paths": dict(self.best_paths),
-            "best_kept": {k: [list(e) for e in v] for k, v in self.best_kept.items()},
-        }
+        """The kept, stale and best checkpoints as names relative to the hook's folder: a
+        resume places them in the folder it resumes in (:meth:`_adopt`)."""
+        if self._restored is not None:  # not placed yet: saved as it came
+            return dict(self._restored)
+        state = {
+            "kept": self.kept, "stale": self.stale, "last_ckpt": self.last_ckpt,
+            "best_scores": dict(self.best_scores), "best_paths": self.best_paths,
+            "best_kept": self.best_kept,
+        }  # fmt: skip
+        if self._folder is None:  # nothing saved yet
+            return _map_files({**state, "version": STATE_VERSION}, lambda p: p)
+        return _map_files({**state, "version": STATE_VERSION}, _names_in(self._folder))
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.kept = list(state.get("kept", []))
-        self.stale = list(state.get("stale", []))
-        self.last_ckpt = state.get("last_ckpt")
-        self.best_scores = dict(state.get("best_scores", {}))
-        self.best_paths = dict(state.get("best_paths", {}))
-        self.best_kept = {k: [list(e) for e in v] for k, v in state.get("best_kept", {}).items()}
-        for key, path in self.best_paths.items():  # states saved before max_keep_best
-            self.best_kept.setdefault(key, [[self.best_scores[key], path]])
+        """Keep ``state`` until the run's folder is known (:meth:`_adopt`)."""
+        state = dict(state)
+        best_kept = {k: [list(e) for e in v] for k, v in state.get("best_kept", {}).items()}
+        for key, path in state.get("best_paths", {}).items():  # states before max_keep_best
+            best_kept.setdefault(key, [[state.get("best_scores", {})[key], path]])
+        state["best_kept"] = best_kept
+        self._restored = state

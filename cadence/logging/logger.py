@@ -170,6 +170,29 @@ def _file_handler(path: str, file_mode: str, cfg: Mapping[str, Any] | None) -> l
     return handler
 
 
+class _PendingRecords(logging.Handler):
+    """The records of a logger whose file is not open yet (they go there first)."""
+
+    limit = 10_000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if len(self.records) < self.limit:
+            self.records.append(record)
+
+
+def hold_records(logger: logging.Logger) -> None:
+    """Keep ``logger``'s records from now until it gets a log file, which then starts
+    with them (a run logs before it may write into its work dir)."""
+    if _handler(logger, "pending") is None and _handler(logger, "file") is None:
+        handler = _PendingRecords()
+        setattr(handler, _ROLE_ATTR, "pending")
+        logger.addHandler(handler)
+
+
 def _configure_file(
     logger: logging.Logger,
     path: str,
@@ -190,6 +213,12 @@ def _configure_file(
         handler.addFilter(_DropRepeatedWarnings())
         setattr(handler, _ROLE_ATTR, "file")
         logger.addHandler(handler)
+        pending = _handler(logger, "pending")
+        if isinstance(pending, _PendingRecords):
+            logger.removeHandler(pending)
+            for record in pending.records:
+                if record.levelno >= level:
+                    handler.handle(record)
     handler.setLevel(level)
 
 

@@ -60,6 +60,12 @@ class RunPaths:
             self.work_dir = os.path.abspath(local_path(work_dir))
         self.load_from = stage_url(self.storage, load_from)
         self.resume = stage_url(self.storage, resume)
+        #: the checkpoint (local or staged path) this run resumed from, once it has
+        self.resumed_from: str | None = None
+
+    def holds(self, path: str, folder: str) -> bool:
+        """Whether ``path`` lies directly in ``folder`` (both resolved: links, ``..``)."""
+        return os.path.dirname(os.path.realpath(path)) == os.path.realpath(folder)
 
     def add_options(self, backend_args: Mapping[str, Any] | None) -> None:
         """Join ``backend_args`` (a hook's, say) to the storage options: one set per run."""

@@ -9,6 +9,7 @@ through the strategy.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -135,7 +136,7 @@ class PersistenceMixin:
         if path is None:
             self.logger.info(f"resume=True but no checkpoint in {self.work_dir}; starting anew")
         else:
-            self._log_resumed(path)
+            self._note_resumed(path)
 
     def _auto_resume(self, plan: ResumePlan) -> bool:
         """Resume from the work dir's newest verified checkpoint if there is one (True);
@@ -143,7 +144,7 @@ class PersistenceMixin:
         self._resume = True  # what hooks see while the checkpoint loads
         path = self.checkpoints.resume_latest(before_load=self._before_load)
         if path is not None:
-            self._log_resumed(path, f" (auto-resume: {plan.reason})")
+            self._note_resumed(path, f" (auto-resume: {plan.reason})")
             return True
         self._resume = plan.configured
         self.logger.info(
@@ -151,6 +152,30 @@ class PersistenceMixin:
             + ("starting as configured" if self._resume or self._load_from else "starting anew")
         )
         return False
+
+    def earlier_run(self) -> str | None:
+        """Why a training run may not start in its work dir: it holds checkpoints of an
+        earlier run that a fresh start would overwrite (None when it holds none, or the run
+        continues them: ``resume=True``/``'auto'``, a restarted job, or a resume from one of
+        them)."""
+        plan = ResumePlan.of(self._resume, self._load_from, self.strategy.world_size)
+        if plan.auto or (self._resume is True and self._load_from is None):
+            return None
+        held = self.checkpoints.held()
+        if not held:
+            return None
+        source = self._resume if isinstance(self._resume, str) else None
+        if self._resume is True:
+            source = self._load_from
+        if source is not None and any(self.paths.holds(source, os.path.dirname(p)) for p in held):
+            return None
+        names = ", ".join(os.path.basename(p) for p in held[:4]) + (", ..." if held[4:] else "")
+        return (
+            f"work dir {self.work_dir} holds the checkpoints of an earlier run ({names}), "
+            "which this new run would overwrite. Continue that run (--resume, or resume=True "
+            "in the config), train in another work dir (--work-dir), or let this run replace "
+            "them (--overwrite, or overwrite=True in the config)"
+        )
 
     @property
     def initialises_weights(self) -> bool:
@@ -165,7 +190,9 @@ class PersistenceMixin:
             position = {"epoch": meta.get("epoch", 0), "iter": meta.get("iter", 0)}
             checkpoint["loops"] = {"train": position}
 
-    def _log_resumed(self, path: str, why: str = "") -> None:
+    def _note_resumed(self, path: str, why: str = "") -> None:
+        """Record (for the hooks: which folder their saved file names belong to) and log it."""
+        self.paths.resumed_from = path
         self.logger.info(f"Resumed from {path} at epoch {self.epoch}, iter {self.iter}{why}")
 
     def load_checkpoint(
@@ -196,7 +223,7 @@ class PersistenceMixin:
             resume_param_scheduler=resume_param_scheduler, map_location=map_location,
             before_load=self._before_load,
         )  # fmt: skip
-        self._log_resumed(filename)
+        self._note_resumed(filename)
 
     def save_checkpoint(
         self,

@@ -45,7 +45,7 @@ RUNNER_KEYS = (
     "val_evaluator", "test_evaluator", "default_hooks", "custom_hooks", "data_preprocessor",
     "load_from", "resume", "launcher", "env_cfg", "log_processor", "log_level", "visualizer",
     "default_scope", "randomness", "experiment_name", "strategy", "compile", "auto_scale_workers",
-    "backend_args",
+    "backend_args", "overwrite",
 )  # fmt: skip
 
 _TRIPLES = {
@@ -101,6 +101,7 @@ class Runner(
         compile: bool | Mapping[str, Any] = False,
         auto_scale_workers: Mapping[str, Any] | None = None,
         backend_args: Mapping[str, Any] | None = None,
+        overwrite: bool = False,
     ) -> None:
         given = dict(
             train_dataloader=train_dataloader, train_cfg=train_cfg, optim_wrapper=optim_wrapper,
@@ -118,6 +119,8 @@ class Runner(
         self._cfg = cfg if isinstance(cfg, Config) else Config(dict(cfg or {}))
         self._work_dir = self.paths.work_dir
         self._work_dir_lock = WorkDirLock(self._work_dir)
+        #: a fresh training run may replace the checkpoints an earlier run left in work_dir
+        self._overwrite = bool(overwrite)
         if data_preprocessor is not None and isinstance(model, Mapping):
             model = {**model}
             model.setdefault("data_preprocessor", data_preprocessor)
@@ -196,12 +199,7 @@ class Runner(
     def _setup(self) -> None:
         """The strategy's environment (again after :meth:`close`); once per runner, then
         the start-up that needs it (timestamp agreement, auto_scale_workers, logs)."""
-        if not self._env_ready:
-            self.strategy.setup_env(self._launcher, self.randomness_cfg, self._env_cfg)
-            self._env_ready = True
-            if not self._exit_release:
-                register_exit_release(self)
-                self._exit_release = True
+        self._setup_env()
         if self._set_up:
             return
         self._set_up = True
@@ -213,6 +211,15 @@ class Runner(
                 self._hooks.replace(name, hook)  # e.g. the rescaled checkpoint interval
         self._cfg_text = default_setup(self)
         save_hook_table(self, self._hooks.describe())
+
+    def _setup_env(self) -> None:
+        """The strategy's environment: process group, device, seeds (writes no file)."""
+        if not self._env_ready:
+            self.strategy.setup_env(self._launcher, self.randomness_cfg, self._env_cfg)
+            self._env_ready = True
+            if not self._exit_release:
+                register_exit_release(self)
+                self._exit_release = True
 
     def build_loop(self, mode: str) -> Any:
         """Build the ``train``/``val``/``test`` loop from its config triple, with
@@ -263,9 +270,12 @@ class Runner(
                 self._work_dir_lock.release()
 
     def _train(self) -> nn.Module:
-        self._setup()
+        self._setup_env()
+        # the work dir is this run's before it writes anything there (log folder, config)
         lock_for_training(self._work_dir_lock, self.rank, self.world_size,
-                          self._experiment_name, self.logger)  # fmt: skip
+                          self._experiment_name, self.logger,
+                          refuse=None if self._overwrite else self.earlier_run)  # fmt: skip
+        self._setup()
         self._train_loop = self.build_loop("train")
         if self._given["val_cfg"] is not None and self._val_loop is None:
             self._val_loop = self.build_loop("val")

@@ -18,6 +18,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..logging.logger import hold_records
 from .setup import sync_timestamp
 
 #: The environment variables that give a launched process its rank and the number of
@@ -113,9 +114,11 @@ class StartupMixin:
         self._name_experiment()
         if self._default_scope is not None:
             set_default_scope(self._default_scope)
+        # nothing is written before the run starts (a training run: holds its work dir);
+        # until then rank 0's log file records are kept, and the file starts with them
+        self.logger = self._configure_logger(rank, with_file=False)
         if rank == 0:
-            os.makedirs(self.log_dir, exist_ok=True)
-        self.logger = self._configure_logger(rank, with_file=rank == 0)
+            hold_records(self.logger)
         self.message_hub = self.build_message_hub()
         self.visualizer = self.build_visualizer(self._visualizer_cfg)
         self.log_processor = self.build_log_processor(self._log_processor_cfg)

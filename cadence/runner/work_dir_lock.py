@@ -22,6 +22,7 @@ import json
 import os
 import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..utils.cluster import Attempt, current_attempt
@@ -33,6 +34,10 @@ TEMP_PATTERNS = (".ckpt-*.tmp", ".manifest-*.tmp", ".last-*.tmp", ".publish-*.tm
 
 class WorkDirLockedError(RuntimeError):
     """Another run holds the work dir."""
+
+
+class EarlierRunError(WorkDirLockedError):
+    """A new run would overwrite the checkpoints an earlier run left in its work dir."""
 
 
 def _alive(pid: int) -> bool:
@@ -144,16 +149,24 @@ class WorkDirLock:
         )
 
 
-def lock_for_training(lock: WorkDirLock, rank: int, world_size: int, run: str | None,
-                      logger: Any) -> None:  # fmt: skip
-    """Rank 0 takes ``lock`` and clears temporary files of killed saves; every rank raises
-    :class:`WorkDirLockedError` if it is held by another run (a collective)."""
-    message = None
+def lock_for_training(
+    lock: WorkDirLock,
+    rank: int,
+    world_size: int,
+    run: str | None,
+    logger: Any,
+    refuse: Callable[[], str | None] | None = None,
+) -> None:
+    """Rank 0 takes ``lock``, clears temporary files of killed saves and asks ``refuse``
+    whether the run may write there (a reason not to, or None); every rank raises
+    :class:`WorkDirLockedError` if another run holds the lock, :class:`EarlierRunError`
+    (the lock given back) for a refusal (a collective)."""
+    message: tuple[bool, str] | None = None
     if rank == 0:
         try:
             warning = lock.acquire(run)
         except WorkDirLockedError as e:
-            message = str(e)
+            message = (False, str(e))
         else:
             if warning:
                 logger.warning(warning)
@@ -163,6 +176,10 @@ def lock_for_training(lock: WorkDirLock, rank: int, world_size: int, run: str | 
             folders = [lock.work_dir] + ([os.path.dirname(target)] if target else [])
             for path in lock.remove_temporary_files(folders):
                 logger.warning(f"Removed {path}, left by a save that was killed")
+            reason = refuse() if refuse is not None else None
+            if reason is not None:
+                lock.release()
+                message = (True, reason)
     if world_size > 1:
         from ..dist import broadcast_object_list
 
@@ -170,4 +187,5 @@ def lock_for_training(lock: WorkDirLock, rank: int, world_size: int, run: str | 
         broadcast_object_list(box, src=0)
         message = box[0]
     if message is not None:
-        raise WorkDirLockedError(message)
+        earlier, text = message
+        raise (EarlierRunError if earlier else WorkDirLockedError)(text)

@@ -173,15 +173,17 @@ def test_misspelled_runner_key_warns_with_suggestion(tmp_path):
 
 
 def test_runner_is_lazy(tmp_path):
-    """Construction builds the cheap parts only: the log folder and file, no model,
-    loops, checkpoints or config dump (those come with the first train/val/test)."""
+    """Construction builds the cheap parts only and writes nothing: no log folder, model,
+    loops, checkpoints or config dump (those come with the first train/val/test, whose
+    log file then starts with what was logged before)."""
     runner = Runner.from_cfg(experiment(tmp_path))
     assert runner._model is None and runner._train_loop is None and not runner._env_ready
+    runner.logger.warning("logged before the run started")
     work = tmp_path / "work"
-    assert sorted(p.name for p in work.iterdir()) == [runner.timestamp]
-    assert sorted(p.name for p in (work / runner.timestamp).iterdir()) == [
-        f"{runner.timestamp}.log"
-    ]
+    assert not work.exists()
+    runner.train()
+    log = (work / runner.timestamp / f"{runner.timestamp}.log").read_text()
+    assert log.index("logged before the run started") < log.index("PyTorch")
 
 
 def test_resume_continues_from_checkpoint(tmp_path):

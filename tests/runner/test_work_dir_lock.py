@@ -135,3 +135,21 @@ def test_a_restarted_job_takes_over_its_previous_attempts_lock_on_another_host(t
         "SLURM_RESTART_COUNT": ["99", 1]
     }
     lock.release()
+
+
+def test_a_refused_run_writes_nothing_into_the_live_runs_work_dir(
+    tmp_path, live_process, capsys, blobs
+):
+    """The refused ``cadence train`` neither rewrites the live run's config dump nor leaves
+    a log folder of its own: the lock comes before the first write."""
+    from cadence.cli import main
+
+    work = tmp_path / "work"
+    write_lock(str(work), pid=live_process.pid)
+    (work / "mlp_8xb64_blobs.py").write_text("# the live run's config\n")
+    before = sorted(p.name for p in work.iterdir())
+    config = os.path.join("examples", "blobs", "configs", "mlp_8xb64_blobs.py")
+    assert main(["train", config, "--work-dir", str(work), "--cfg-options", "seed=7"]) == 2
+    assert "is in use by another training run" in capsys.readouterr().err
+    assert sorted(p.name for p in work.iterdir()) == before
+    assert (work / "mlp_8xb64_blobs.py").read_text() == "# the live run's config\n"
