@@ -22,6 +22,8 @@ import subprocess
 import sys
 import time
 
+from bench_results import figure, write
+
 STATEMENTS = {
     "torch": "import torch",
     "cadence": "import cadence",
@@ -93,9 +95,20 @@ def main() -> None:
     print(f"from cadence.runner import Runner after import torch: median wall "
           f"{statistics.median(walls):.3f} s, CPU {statistics.median(cpus):.3f} s "
           f"(min {min(walls):.3f} / {min(cpus):.3f})")  # fmt: skip
+    optional = []
     for name in ("cadence", "runner"):
         found = loaded_optional(STATEMENTS[name])
+        optional += found
         print(f"optional packages after '{STATEMENTS[name]}': {', '.join(found) or 'none'}")
+    write("import_time", {
+        "torch_s": figure(base, "s"),
+        "cadence_s": figure(times["cadence"], "s"),
+        "runner_minus_torch_s": figure([a - b for a, b in zip(times["runner"], base)], "s"),
+        "runner_after_torch_wall_s": figure(walls, "s"),
+        "runner_after_torch_cpu_s": figure(cpus, "s"),
+        "optional_packages": figure([len(optional)], "packages"),
+    }, note="bytecode cache " + ("off (PYTHONDONTWRITEBYTECODE)" if sys.dont_write_bytecode
+                                 else "on"))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ from typing import IO, Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
+from bench_results import figure, write
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -335,6 +336,16 @@ def main() -> None:
         for _ in range(args.rounds):
             for name, fn in contenders.items():
                 times[name].append(fn(data, args, args.iters, sink))
+    figures: dict[str, dict[str, Any]] = {}
+    for name in list(contenders)[1:]:
+        for clock in Timing._fields:
+            ratios = [getattr(b, clock) / getattr(a, clock)
+                      for a, b in zip(times["hand-written"], times[name])]  # fmt: skip
+            figures[f"{name}_ratio_{clock}"] = figure(ratios, "x")
+    figures["hand_written_us_per_iter_cpu"] = figure(
+        [t.cpu * 1e6 for t in times["hand-written"]], "us")
+    kind = "medium" if args.medium else "tiny"
+    without = ("_without_" + "_".join(args.without)) if args.without else ""
     print(f"workload: MLP {args.dim}->{args.hidden}->10, batch {args.batch}, "
           f"{args.iters} iters x {args.rounds} rounds, {args.threads} thread(s)")  # fmt: skip
     for clock in Timing._fields:
@@ -348,6 +359,8 @@ def main() -> None:
             print(f"  {name:9s} {statistics.median(other) * 1e6:8.1f} us/iter, ratio "
                   f"{statistics.median(ratios):.3f} (median of rounds; min ratio "
                   f"{min(ratios):.3f}; per round: {rounds})")  # fmt: skip
+    write(f"iteration_overhead_{kind}{without}" if kind != "tiny" or without
+          else "iteration_overhead", figures)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from typing import Any
 
 import iteration_overhead as bench
 import torch
+from bench_results import figure, write
 
 Key = tuple[str, str]
 Counter = collections.Counter
@@ -103,6 +104,13 @@ def main() -> None:
     print(f"cadence - hand-written: {extra / n:+.1f} instructions/iter "
           f"({extra / max(sum(hand_ops.values()), 1):+.1%}), "
           f"{(sum(calls.values()) - sum(hand_calls.values())) / n:+.1f} calls/iter")  # fmt: skip
+    if not args.without:
+        write("iteration_profile", {
+            "hand_written_instructions": figure([sum(hand_ops.values()) / n], "instr/iter"),
+            "cadence_extra_instructions": figure([extra / n], "instr/iter"),
+            "cadence_extra_calls": figure(
+                [(sum(calls.values()) - sum(hand_calls.values())) / n], "calls/iter"),
+        })  # fmt: skip
     rows = sorted(set(ops) | set(hand_ops), key=lambda k: hand_ops[k] - ops[k])[: args.top]
     print(f"\n{'instr/iter':>10} {'calls/iter':>10}  function (beyond the hand-written loop)")
     for key in rows:

@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 
+from bench_results import figure, write
+
 HAND_WRITTEN = """
 import time, torch, torch.nn.functional as F
 from torch import nn
@@ -129,6 +131,11 @@ def main() -> None:
           f"(target: cadence <= hand-written + 0.5 s)")  # fmt: skip
     report("wall", [h[0] for h in hand], [r[0] for r in runner])
     report("CPU ", [h[1] for h in hand], [r[1] for r in runner])
+    write("start_time", {
+        "hand_written_wall_s": figure([h[0] for h in hand], "s"),
+        "cadence_minus_hand_wall_s": figure([r[0] - h[0] for h, r in zip(hand, runner)], "s"),
+        "cadence_minus_hand_cpu_s": figure([r[1] - h[1] for h, r in zip(hand, runner)], "s"),
+    })  # fmt: skip
 
 
 if __name__ == "__main__":

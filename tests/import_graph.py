@@ -78,6 +78,29 @@ def _with_parents(target: str, importer: str, known: set[str]) -> Iterator[str]:
         yield name
 
 
+def _lazy_export_targets(tree: ast.Module, module: str, is_package: bool) -> list[str]:
+    """The modules named by a module-level ``LAZY_EXPORTS = {name: module}`` table
+    (``cadence.utils.lazy``): the package imports them on first use, an edge like any."""
+    targets = []
+    for node in tree.body:
+        target, value = None, None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        if not (isinstance(target, ast.Name) and target.id == "LAZY_EXPORTS"):
+            continue
+        if not isinstance(value, ast.Dict):
+            continue
+        for item in value.values:
+            if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                name = item.value
+                level = len(name) - len(name.lstrip("."))
+                relative = ast.ImportFrom(module=name[level:] or None, names=[], level=level)
+                targets.append(_resolve_from(module, is_package, relative))
+    return targets
+
+
 def import_edges(package_dir: Path) -> set[Edge]:
     """All runnable import edges between modules of the package rooted at ``package_dir``."""
     modules = module_names(package_dir)
@@ -96,6 +119,7 @@ def import_edges(package_dir: Path) -> set[Edge]:
             for alias in node.names:
                 sub = f"{base}.{alias.name}"
                 targets.append(sub if sub in known else base)
+        targets.extend(_lazy_export_targets(tree, module, is_package))
         for target in targets:
             if target != root and not target.startswith(root + "."):
                 continue

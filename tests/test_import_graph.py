@@ -93,3 +93,15 @@ def test_type_checking_imports_and_parent_packages_are_not_cycles(tmp_path: Path
     assert find_cycles(edges) == []
     edges.add(("pkg.a", "pkg.b"))  # the same import outside TYPE_CHECKING would be one
     assert format_cycles(find_cycles(edges)) == "pkg.a -> pkg.b -> pkg.a"
+
+
+def test_a_lazy_export_table_is_an_edge(tmp_path: Path) -> None:
+    pkg = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": 'LAZY_EXPORTS: dict[str, str] = {"Tool": ".tool"}\n',
+            "pkg/tool.py": "from pkg import Tool as Tool\n",  # reads the table back: a cycle
+        },
+    )
+    assert ("pkg", "pkg.tool") in import_edges(pkg)
+    assert format_cycles(find_cycles(import_edges(pkg))) == "pkg -> pkg.tool -> pkg"

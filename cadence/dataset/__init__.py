@@ -1,25 +1,48 @@
 """Data: datasets and their wrappers, collate functions, resumable samplers, worker seeding
 and the dataloader builder."""
 
-from ..registry import FUNCTIONS
-from ..transforms import Compose
-from .base_dataset import BaseDataset, force_full_init
-from .builder import SlicedDataset, build_dataloader
-from .collate import default_collate, pseudo_collate
-from .explained_loader import DataLoaderTimeoutError, ExplainedDataLoader
-from .loader_state import dataloader_state_dict, load_dataloader_state_dict
-from .multigrid import MultigridSchedule, ShortCycleBatchSampler
-from .sample_errors import DescribesIndex, note_sample_errors
-from .sampler import DefaultSampler, InfiniteSampler
-from .stream import StreamLoader, is_resumable_stream
-from .worker import SampleIndex, WorkerSeeder, batch_seed, worker_init_fn, worker_seed
-from .worker_signals import ShieldedWorkerInit, shield_worker_signals
-from .wrappers import ClassBalancedDataset, ConcatDataset, RepeatDataset
+from __future__ import annotations
 
-#: mmengine's names: ``COLLATE_FUNCTIONS`` is the ``FUNCTIONS`` registry, and
-#: ``default_worker_init_fn`` is ``worker_init_fn``.
+from ..registry import FUNCTIONS
+from ..utils.lazy import lazy_exports
+
+#: mmengine's name: ``COLLATE_FUNCTIONS`` is the ``FUNCTIONS`` registry (and
+#: ``default_worker_init_fn``, in worker.py, is ``worker_init_fn``).
 COLLATE_FUNCTIONS = FUNCTIONS
-default_worker_init_fn = worker_init_fn
+
+#: name -> the module that defines it, imported when the name is first read.
+LAZY_EXPORTS: dict[str, str] = {
+    "Compose": "..transforms",
+    "BaseDataset": ".base_dataset",
+    "force_full_init": ".base_dataset",
+    "SlicedDataset": ".builder",
+    "build_dataloader": ".builder",
+    "default_collate": ".collate",
+    "pseudo_collate": ".collate",
+    "DataLoaderTimeoutError": ".explained_loader",
+    "ExplainedDataLoader": ".explained_loader",
+    "dataloader_state_dict": ".loader_state",
+    "load_dataloader_state_dict": ".loader_state",
+    "MultigridSchedule": ".multigrid",
+    "ShortCycleBatchSampler": ".multigrid",
+    "DescribesIndex": ".sample_errors",
+    "note_sample_errors": ".sample_errors",
+    "DefaultSampler": ".sampler",
+    "InfiniteSampler": ".sampler",
+    "StreamLoader": ".stream",
+    "is_resumable_stream": ".stream",
+    "SampleIndex": ".worker",
+    "WorkerSeeder": ".worker",
+    "batch_seed": ".worker",
+    "worker_init_fn": ".worker",
+    "worker_seed": ".worker",
+    "default_worker_init_fn": ".worker",
+    "ShieldedWorkerInit": ".worker_signals",
+    "shield_worker_signals": ".worker_signals",
+    "ClassBalancedDataset": ".wrappers",
+    "ConcatDataset": ".wrappers",
+    "RepeatDataset": ".wrappers",
+}
 
 __all__ = [
     "BaseDataset", "ClassBalancedDataset", "Compose", "ConcatDataset", "RepeatDataset",
@@ -32,3 +55,4 @@ __all__ = [
     "worker_seed",
     "StreamLoader", "is_resumable_stream",
 ]  # fmt: skip
+__getattr__, __dir__ = lazy_exports(__name__, LAZY_EXPORTS)

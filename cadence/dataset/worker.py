@@ -195,3 +195,7 @@ def worker_init_fn(
     ``num_workers`` is accepted for compatibility; the formula does not need it.
     """
     WorkerSeeder(seed, rank, None, disable_subprocess_warning)(worker_id)
+
+
+#: mmengine's name for :func:`worker_init_fn`.
+default_worker_init_fn = worker_init_fn

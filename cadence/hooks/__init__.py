@@ -1,27 +1,37 @@
-"""Hooks: the Hook base class, priorities and the built-in hooks."""
+"""Hooks: the Hook base class, priorities and the built-in hooks.
 
-from .check_invalid_loss_hook import CheckInvalidLossHook, InvalidLossError
-from .checkpoint_hook import CheckpointHook
-from .early_stopping_hook import EarlyStoppingHook
-from .ema_hook import EMAHook
-from .empty_cache_hook import EmptyCacheHook
-from .hook import Hook
-from .iter_timer_hook import IterTimerHook
-from .logger_hook import LoggerHook
-from .multigrid_hook import MultigridHook
-from .param_scheduler_hook import ParamSchedulerHook
-from .precise_bn_hook import PreciseBNHook
-from .preemption_hook import PreemptionHook, TrainingPreempted
-from .priority import Priority, get_priority
-from .profiler_hook import ProfilerHook
-from .runtime_info_hook import RuntimeInfoHook
-from .sampler_seed_hook import DistSamplerSeedHook
-from .sync_buffers_hook import SyncBuffersHook
+Each name is imported from its module on first use (``LAZY_EXPORTS``), so importing
+one hook, or the runner, does not import every built-in hook; the ``HOOKS`` registry
+imports only the module of the hook it is asked for.
+"""
 
-__all__ = [
-    "CheckInvalidLossHook", "EarlyStoppingHook", "EMAHook", "EmptyCacheHook",
-    "InvalidLossError", "MultigridHook", "PreciseBNHook", "PreemptionHook", "ProfilerHook",
-    "SyncBuffersHook", "TrainingPreempted",
-    "CheckpointHook", "DistSamplerSeedHook", "Hook", "IterTimerHook", "LoggerHook",
-    "ParamSchedulerHook", "Priority", "RuntimeInfoHook", "get_priority",
-]  # fmt: skip
+from __future__ import annotations
+
+from ..utils.lazy import lazy_exports
+
+#: name -> the module that defines it.
+LAZY_EXPORTS: dict[str, str] = {
+    "CheckInvalidLossHook": ".check_invalid_loss_hook",
+    "InvalidLossError": ".check_invalid_loss_hook",
+    "CheckpointHook": ".checkpoint_hook",
+    "EarlyStoppingHook": ".early_stopping_hook",
+    "EMAHook": ".ema_hook",
+    "EmptyCacheHook": ".empty_cache_hook",
+    "Hook": ".hook",
+    "IterTimerHook": ".iter_timer_hook",
+    "LoggerHook": ".logger_hook",
+    "MultigridHook": ".multigrid_hook",
+    "ParamSchedulerHook": ".param_scheduler_hook",
+    "PreciseBNHook": ".precise_bn_hook",
+    "PreemptionHook": ".preemption_hook",
+    "TrainingPreempted": ".preemption_hook",
+    "Priority": ".priority",
+    "get_priority": ".priority",
+    "ProfilerHook": ".profiler_hook",
+    "RuntimeInfoHook": ".runtime_info_hook",
+    "DistSamplerSeedHook": ".sampler_seed_hook",
+    "SyncBuffersHook": ".sync_buffers_hook",
+}
+
+__all__ = sorted(LAZY_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, LAZY_EXPORTS)

@@ -1,7 +1,17 @@
 """Loops: training by epoch or iteration, validation and testing."""
 
-from .base_loop import BaseLoop
-from .train_loops import EpochBasedTrainLoop, IterBasedTrainLoop
-from .val_loops import TestLoop, ValLoop
+from __future__ import annotations
+
+from ..utils.lazy import lazy_exports
+
+#: name -> the module that defines it, imported when the name is first read.
+LAZY_EXPORTS: dict[str, str] = {
+    "BaseLoop": ".base_loop",
+    "EpochBasedTrainLoop": ".train_loops",
+    "IterBasedTrainLoop": ".train_loops",
+    "TestLoop": ".val_loops",
+    "ValLoop": ".val_loops",
+}
 
 __all__ = ["BaseLoop", "EpochBasedTrainLoop", "IterBasedTrainLoop", "TestLoop", "ValLoop"]
+__getattr__, __dir__ = lazy_exports(__name__, LAZY_EXPORTS)

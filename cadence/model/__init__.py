@@ -1,37 +1,44 @@
 """Models: BaseModel, data preprocessors, weight initialisation, plain-module adapter, helpers."""
 
-from .adapter import as_cadence_model
-from .averaged_model import (
-    BaseAveragedModel,
-    ExponentialMovingAverage,
-    MomentumAnnealingEMA,
-    StochasticWeightAverage,
-)
-from .base_model import BaseModel, build_data_preprocessor, parse_losses
-from .base_module import BaseModule, ModuleDict, ModuleList, Sequential
-from .data_preprocessor import BaseDataPreprocessor, ImgDataPreprocessor
-from .test_time_aug import BaseTTAModel
-from .utils import (
-    convert_sync_batchnorm,
-    detect_anomalous_params,
-    merge_dict,
-    revert_sync_batchnorm,
-    stack_batch,
-)
-from .weight_init import (
-    BaseInit,
-    Caffe2XavierInit,
-    ConstantInit,
-    KaimingInit,
-    NormalInit,
-    PretrainedInit,
-    TruncNormalInit,
-    UniformInit,
-    XavierInit,
-    bias_init_with_prob,
-    initialize,
-)
-from .wrappers import is_model_wrapper
+from __future__ import annotations
+
+from ..utils.lazy import lazy_exports
+
+#: name -> the module that defines it, imported when the name is first read.
+LAZY_EXPORTS: dict[str, str] = {
+    "as_cadence_model": ".adapter",
+    "BaseAveragedModel": ".averaged_model",
+    "ExponentialMovingAverage": ".averaged_model",
+    "MomentumAnnealingEMA": ".averaged_model",
+    "StochasticWeightAverage": ".averaged_model",
+    "BaseModel": ".base_model",
+    "build_data_preprocessor": ".base_model",
+    "parse_losses": ".base_model",
+    "BaseModule": ".base_module",
+    "ModuleDict": ".base_module",
+    "ModuleList": ".base_module",
+    "Sequential": ".base_module",
+    "BaseDataPreprocessor": ".data_preprocessor",
+    "ImgDataPreprocessor": ".data_preprocessor",
+    "BaseTTAModel": ".test_time_aug",
+    "convert_sync_batchnorm": ".utils",
+    "detect_anomalous_params": ".utils",
+    "merge_dict": ".utils",
+    "revert_sync_batchnorm": ".utils",
+    "stack_batch": ".utils",
+    "BaseInit": ".weight_init",
+    "Caffe2XavierInit": ".weight_init",
+    "ConstantInit": ".weight_init",
+    "KaimingInit": ".weight_init",
+    "NormalInit": ".weight_init",
+    "PretrainedInit": ".weight_init",
+    "TruncNormalInit": ".weight_init",
+    "UniformInit": ".weight_init",
+    "XavierInit": ".weight_init",
+    "bias_init_with_prob": ".weight_init",
+    "initialize": ".weight_init",
+    "is_model_wrapper": ".wrappers",
+}
 
 __all__ = [
     "BaseAveragedModel", "ExponentialMovingAverage", "MomentumAnnealingEMA",
@@ -44,3 +51,4 @@ __all__ = [
     "is_model_wrapper", "merge_dict", "revert_sync_batchnorm",
     "BaseTTAModel",
 ]  # fmt: skip
+__getattr__, __dir__ = lazy_exports(__name__, LAZY_EXPORTS)

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..utils.imports import describe_object, import_object
+from ..utils.lazy import export_module, load_all
 from ..utils.suggest import did_you_mean
 from .default_scope import default_scope, get_default_scope
 from .errors import RegistryArgumentError, RegistryError
@@ -213,19 +214,45 @@ class Registry:
             return
         self._imported = True
         for location in self._locations:
-            try:
-                importlib.import_module(location)
-            except Exception as exc:  # a broken location must not hide the others
-                self._import_failures[location] = f"{type(exc).__name__}: {exc}"
-                warnings.warn(
-                    f"registry '{self.name}' (scope '{self.scope}') could not import "
-                    f"its location '{location}': {exc}",
-                    stacklevel=3,
-                )
+            self._import_location(location, load_all)
+
+    def _import_location(self, location: str, then: Callable[[Any], Any]) -> None:
+        """Import ``location`` and call ``then`` on it; a failure is recorded and warned."""
+        try:
+            then(importlib.import_module(location))
+        except Exception as exc:  # a broken location must not hide the others
+            self._import_failures[location] = f"{type(exc).__name__}: {exc}"
+            warnings.warn(
+                f"registry '{self.name}' (scope '{self.scope}') could not import "
+                f"its location '{location}': {exc}",
+                stacklevel=4,
+            )
+
+    def _import_defining(self, key: str) -> None:
+        """Import only the module that defines ``key`` where a location exports it lazily
+        (``LAZY_EXPORTS``, see :mod:`cadence.utils.lazy`); the first name a location does
+        not list imports all of them."""
+        for location in self._locations:
+            module = sys.modules.get(location)
+            if module is None:
+                try:
+                    module = importlib.import_module(location)
+                except Exception:  # noqa: BLE001 - import_from_location records why
+                    return
+            target = export_module(module, key)
+            if target is not None:
+                self._import_location(target, lambda m: None)
+                return
 
     def _get_local(self, key: str) -> Any:
-        self.import_from_location()
-        return self._module_dict.get(key)
+        obj = self._module_dict.get(key)
+        if obj is None and not self._imported:
+            self._import_defining(key)
+            obj = self._module_dict.get(key)
+            if obj is None:
+                self.import_from_location()
+                obj = self._module_dict.get(key)
+        return obj
 
     def _get_with_parents(self, key: str) -> Any:
         node: Registry | None = self
