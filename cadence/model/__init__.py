@@ -10,6 +10,15 @@ from .averaged_model import (
 from .base_model import BaseModel, build_data_preprocessor, parse_losses
 from .base_module import BaseModule, ModuleDict, ModuleList, Sequential
 from .data_preprocessor import BaseDataPreprocessor, ImgDataPreprocessor
+from .init_functions import (
+    caffe2_xavier_init,
+    constant_init,
+    kaiming_init,
+    normal_init,
+    trunc_normal_init,
+    uniform_init,
+    xavier_init,
+)
 from .test_time_aug import BaseTTAModel
 from .utils import (
     convert_sync_batchnorm,
@@ -43,4 +52,6 @@ __all__ = [
     "ModuleDict", "ModuleList", "Sequential", "convert_sync_batchnorm", "detect_anomalous_params",
     "is_model_wrapper", "merge_dict", "revert_sync_batchnorm",
     "BaseTTAModel",
+    "caffe2_xavier_init", "constant_init", "kaiming_init", "normal_init", "trunc_normal_init",
+    "uniform_init", "xavier_init",
 ]  # fmt: skip
