@@ -120,7 +120,7 @@ class TruncNormalInit(BaseInit):
         self.mean, self.std, self.a, self.b = mean, std, a, b
 
     def init_weight(self, weight: torch.Tensor) -> None:
-        nn.init.trunc_normal_(weight, self.mean, self.std, self.a, self.b)
+        trunc_normal_(weight, self.mean, self.std, self.a, self.b)  # mmengine's draws
 
 
 @WEIGHT_INITIALIZERS.register_module(name="Uniform")
