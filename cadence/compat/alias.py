@@ -117,7 +117,7 @@ class MMEngineAliasFinder(importlib.abc.MetaPathFinder):
             if not hasattr(module, "__path__"):
                 # mmengine has a package here (its submodules are imported through this
                 # finder); an empty search path lets the import system ask for them.
-                module.__path__ = []  # type: ignore[attr-defined]
+                module.__path__ = []
         is_package = hasattr(module, "__path__")
         spec = importlib.machinery.ModuleSpec(fullname, _AliasLoader(module), is_package=is_package)
         return spec
