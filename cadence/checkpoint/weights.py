@@ -54,8 +54,12 @@ def load_checkpoint(
     map_location: str | torch.device = "cpu",
     strict: bool = False,
     revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
+    logger: Any = None,
 ) -> dict[str, Any]:
     """Load the weights of ``filename`` into ``model``; return the whole checkpoint.
+
+    ``logger`` is accepted for mmengine's signature; mismatched keys are reported in a
+    warning whichever logger is named.
 
     The file is checked against its manifest and read with
     ``torch.load(weights_only=True)``; keys are rewritten with ``revise_keys``

@@ -85,7 +85,39 @@ def load_config(path: str, cfg_options: Sequence[str] = (), overrides: Sequence[
     options = parse_options([*cfg_options, *overrides])  # a typo fails before any import
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    cfg = Config.fromfile(path)
+    cfg = Config.fromfile(path, import_custom_modules=False)
+    open_downstream_door(cfg, path)
+    if cfg.get("custom_imports"):
+        from ..config.config import import_custom
+
+        import_custom(cfg["custom_imports"], path)
     if options:
         cfg.merge_from_dict(options)
     return cfg
+
+
+# Scopes that are cadence's own: a config naming one needs no alias.
+_OWN_SCOPES = (None, "cadence", "mmengine")
+
+
+def open_downstream_door(cfg: Any, path: str) -> None:
+    """Door (a): a config of a downstream OpenMMLab package (``default_scope='mmdet'``, or
+    ``custom_imports``) gets the ``mmengine`` alias before that package is imported; a
+    scope whose package is not installed is a :class:`CliError` (one paragraph, exit 2)."""
+    import importlib.util
+
+    scope = cfg.get("default_scope")
+    if scope in _OWN_SCOPES and not cfg.get("custom_imports"):
+        return
+    from ..compat import install
+
+    install()
+    if scope in _OWN_SCOPES or not isinstance(scope, str):
+        return
+    if importlib.util.find_spec(scope) is None:
+        raise CliError(
+            f"{path}: config key 'default_scope' is {scope!r}, but the package '{scope}' is "
+            f"not installed, so its models, datasets and transforms cannot be found; "
+            f"install it (e.g. `pip install --no-deps {scope}` plus its dependencies, see "
+            f"docs/openmmlab.md), or set default_scope to a package that is installed"
+        )

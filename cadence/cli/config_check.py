@@ -108,8 +108,13 @@ class ConfigChecker(ComponentChecker):
             return
         for path, node in as_items(model, "model"):
             self.component(node, path, MODELS, nested=MODELS)
-        if self.cfg.get("data_preprocessor") is not None:
-            self.component(self.cfg.data_preprocessor, "data_preprocessor", MODELS)
+        preprocessor = self.cfg.get("data_preprocessor")
+        # Without a type it is the model's: the runner hands it to the model, whose class
+        # sets the default type (mmpretrain's ImageClassifier: ClsDataPreprocessor).
+        if preprocessor is not None and not (
+            isinstance(preprocessor, Mapping) and "type" not in preprocessor
+        ):
+            self.component(preprocessor, "data_preprocessor", MODELS)
         if self.cfg.get("model_wrapper_cfg") is not None:
             self.component(
                 self.cfg.model_wrapper_cfg, "model_wrapper_cfg", MODEL_WRAPPERS, provided=["module"]

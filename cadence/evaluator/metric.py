@@ -10,6 +10,8 @@ from typing import Any
 from ..dist import broadcast_object_list, collect_results, is_main_process
 from ..dist.results import to_cpu
 
+_to_cpu = to_cpu  # mmengine's private name, which downstream metrics import
+
 _DEVICES = ("cpu", "gpu", "cuda", "npu")
 
 

@@ -10,7 +10,13 @@ from .backend import (
     storage_options,
     url_scheme,
 )
-from .file_backend import FileBackend, FsspecBackend, LocalBackend, get_file_backend
+from .file_backend import (
+    BaseStorageBackend,
+    FileBackend,
+    FsspecBackend,
+    LocalBackend,
+    get_file_backend,
+)
 from .handlers import BaseFileHandler, JsonHandler, PickleHandler, YamlHandler, register_handler
 from .io import (
     copyfile,
@@ -31,8 +37,9 @@ from .io import (
 from .serialize import dict_from_file, dump, list_from_file, load
 
 __all__ = [
-    "BaseFileHandler", "FileBackend", "FsspecBackend", "JsonHandler", "LocalBackend",
-    "PickleHandler", "StorageUnavailable", "YamlHandler", "check_url", "copyfile", "copytree",
+    "BaseFileHandler", "BaseStorageBackend", "FileBackend", "FsspecBackend", "JsonHandler",
+    "LocalBackend", "PickleHandler", "StorageUnavailable", "YamlHandler", "check_url", "copyfile",
+    "copytree",
     "dict_from_file", "dump", "exists", "filesystem", "get", "get_file_backend",
     "get_local_path", "get_text", "is_url", "isdir", "isfile", "join_path",
     "list_dir_or_file", "list_from_file", "load", "local_path", "map_path", "put", "put_text",

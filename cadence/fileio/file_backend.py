@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+from abc import ABCMeta, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 
@@ -13,7 +14,35 @@ from .backend import storage_options, url_scheme
 from .serialize import BackendArgs
 
 
-class FileBackend:
+class BaseStorageBackend(metaclass=ABCMeta):
+    """mmengine's abstract storage backend: ``get`` (bytes) and ``get_text`` (str).
+
+    Downstream code subclasses it for its own storage; cadence's :class:`FileBackend`
+    is one.
+    """
+
+    _allow_symlink = False
+
+    @property
+    def name(self) -> str:
+        """The class name, as mmengine's backends report it."""
+        return type(self).__name__
+
+    @property
+    def allow_symlink(self) -> bool:
+        """Whether this storage can hold symbolic links."""
+        return self._allow_symlink
+
+    @abstractmethod
+    def get(self, filepath: str | os.PathLike[str]) -> bytes:
+        """The bytes of ``filepath``."""
+
+    @abstractmethod
+    def get_text(self, filepath: str | os.PathLike[str], encoding: str = "utf-8") -> str:
+        """The text of ``filepath``."""
+
+
+class FileBackend(BaseStorageBackend):
     """Reads and writes files under one kind of path (local or one URL scheme).
 
     Every method is the function of the same name in :mod:`cadence.fileio` with this
@@ -26,11 +55,6 @@ class FileBackend:
     def __init__(self, backend_args: BackendArgs = None) -> None:
         storage_options(backend_args)  # an mmengine client cadence lacks fails here
         self.backend_args = dict(backend_args or {})
-
-    @property
-    def name(self) -> str:
-        """The class name, as mmengine's backends report it."""
-        return type(self).__name__
 
     def get(self, filepath: str | os.PathLike[str]) -> bytes:
         """The bytes of ``filepath``."""

@@ -38,6 +38,13 @@ LAZY_EXPORTS: dict[str, str] = {
     "bias_init_with_prob": ".weight_init",
     "initialize": ".weight_init",
     "is_model_wrapper": ".wrappers",
+    "caffe2_xavier_init": ".init_functions",
+    "constant_init": ".init_functions",
+    "kaiming_init": ".init_functions",
+    "normal_init": ".init_functions",
+    "trunc_normal_init": ".init_functions",
+    "uniform_init": ".init_functions",
+    "xavier_init": ".init_functions",
 }
 
 __all__ = [
@@ -50,5 +57,7 @@ __all__ = [
     "ModuleDict", "ModuleList", "Sequential", "convert_sync_batchnorm", "detect_anomalous_params",
     "is_model_wrapper", "merge_dict", "revert_sync_batchnorm",
     "BaseTTAModel",
+    "caffe2_xavier_init", "constant_init", "kaiming_init", "normal_init", "trunc_normal_init",
+    "uniform_init", "xavier_init",
 ]  # fmt: skip
 __getattr__, __dir__ = lazy_exports(__name__, LAZY_EXPORTS)

@@ -20,6 +20,16 @@ from torch import nn
 
 from ..logging import print_log
 from ..registry import WEIGHT_INITIALIZERS
+from .init_functions import (  # noqa: F401  (mmengine.model.weight_init's names)
+    caffe2_xavier_init,
+    constant_init,
+    kaiming_init,
+    normal_init,
+    trunc_normal_,
+    trunc_normal_init,
+    uniform_init,
+    xavier_init,
+)
 
 
 def bias_init_with_prob(prior_prob: float) -> float:
@@ -110,7 +120,7 @@ class TruncNormalInit(BaseInit):
         self.mean, self.std, self.a, self.b = mean, std, a, b
 
     def init_weight(self, weight: torch.Tensor) -> None:
-        nn.init.trunc_normal_(weight, self.mean, self.std, self.a, self.b)
+        trunc_normal_(weight, self.mean, self.std, self.a, self.b)  # mmengine's draws
 
 
 @WEIGHT_INITIALIZERS.register_module(name="Uniform")

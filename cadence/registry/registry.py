@@ -74,6 +74,7 @@ class Registry:
         self._name = name
         self._scope = scope if scope is not None else infer_scope()
         self._module_dict: dict[str, Any] = {}
+        self._fallbacks: dict[str, Any] = {}
         self._children: dict[str, Registry] = {}
         self._locations = list(locations or [])
         self._imported = False
@@ -207,6 +208,26 @@ class Registry:
                 )
             self._module_dict[key] = module
 
+    def register_fallback(self, name: str | None = None) -> Callable[[Any], Any]:
+        """Decorator: answer ``name`` (default: the object's name) only while nothing is
+        registered under it.
+
+        The name stays free (not in :attr:`module_dict`): a package that registers the same
+        name later (mmcv's ``Compose``...) takes it over without an error, as in mmengine,
+        whose root registries hold none of these names.
+        """
+
+        def decorator(obj: Any) -> Any:
+            self._fallbacks[obj.__name__ if name is None else name] = obj
+            return obj
+
+        return decorator
+
+    @property
+    def fallbacks(self) -> dict[str, Any]:
+        """The names this registry answers only while no one registers them."""
+        return dict(self._fallbacks)
+
     # ------------------------------------------------------------------ lookup
     def import_from_location(self) -> None:
         """Import this registry's locations once, recording failures for errors."""
@@ -252,7 +273,7 @@ class Registry:
             if obj is None:
                 self.import_from_location()
                 obj = self._module_dict.get(key)
-        return obj
+        return obj if obj is not None else self._fallbacks.get(key)
 
     def _get_with_parents(self, key: str) -> Any:
         node: Registry | None = self
@@ -319,6 +340,7 @@ class Registry:
         while node is not None:
             node.import_from_location()
             names.extend(node._module_dict)
+            names.extend(name for name in node._fallbacks if name not in node._module_dict)
             node = node.parent
         return names
 

@@ -27,7 +27,7 @@ def build_transform(spec: Transform) -> Callable[[Any], Any]:
     raise TypeError(f"a transform must be a callable or a config dict, got {type(spec).__name__}")
 
 
-@TRANSFORMS.register_module()
+@TRANSFORMS.register_fallback()
 class Compose(BaseTransform):
     """Apply ``transforms`` in order; the result is ``None`` as soon as one returns ``None``.
 

@@ -12,7 +12,7 @@ from .base import BaseTransform
 from .compose import Compose, Transform, build_transform
 
 
-@TRANSFORMS.register_module()
+@TRANSFORMS.register_fallback()
 class TestTimeAug(BaseTransform):
     """Apply every combination of alternative transforms; return a dict of lists.
 

@@ -18,7 +18,7 @@ from .randomness import cache_random_params, cache_randomness
 IgnoreKey = object()
 
 
-@TRANSFORMS.register_module()
+@TRANSFORMS.register_fallback()
 class KeyMapper(BaseTransform):
     """Run ``transforms`` on renamed keys: ``mapping`` is ``{inner key: outer key}``.
 
@@ -115,7 +115,7 @@ class KeyMapper(BaseTransform):
         )
 
 
-@TRANSFORMS.register_module()
+@TRANSFORMS.register_fallback()
 class TransformBroadcaster(KeyMapper):
     """Run ``transforms`` once per element of the mapped sequences.
 
@@ -171,7 +171,7 @@ class TransformBroadcaster(KeyMapper):
         return f"{super().__repr__()[:-1]}, share_random_params = {self.share_random_params})"
 
 
-@TRANSFORMS.register_module()
+@TRANSFORMS.register_fallback()
 class RandomChoice(BaseTransform):
     """Apply one of ``transforms`` (each a sub-pipeline), picked with probabilities ``prob``
     (uniform when not given)."""
@@ -208,7 +208,7 @@ class RandomChoice(BaseTransform):
         return f"{type(self).__name__}(transforms = {self.transforms}, prob = {self.prob})"
 
 
-@TRANSFORMS.register_module()
+@TRANSFORMS.register_fallback()
 class RandomApply(BaseTransform):
     """Apply ``transforms`` with probability ``prob``, else pass the results through."""
 

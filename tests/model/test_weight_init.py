@@ -59,7 +59,8 @@ def test_layer_matches_direct_base_class_names():
         ),
         (
             dict(type="TruncNormal", std=0.5, a=-0.2, b=0.2),
-            lambda w: nn.init.trunc_normal_(w, 0, 0.5, -0.2, 0.2),
+            # mmengine's own trunc_normal_ (inverse CDF), not torch's: written out here
+            lambda w: _inverse_cdf_trunc_normal(w, 0, 0.5, -0.2, 0.2),
         ),
     ],
 )
@@ -153,3 +154,11 @@ def test_pretrained_with_prefix_and_bad_paths(tmp_path):
         initialize(layer, dict(type="Pretrained", checkpoint=str(tmp_path / "nope.pth")))
     with pytest.raises(ValueError, match="local files"):
         initialize(layer, dict(type="Pretrained", checkpoint="torchvision://resnet50"))
+
+
+def _inverse_cdf_trunc_normal(w: torch.Tensor, mean: float, std: float, a: float, b: float) -> None:
+    cdf = [(1 + math.erf((x - mean) / std / math.sqrt(2))) / 2 for x in (a, b)]
+    with torch.no_grad():
+        w.uniform_(2 * cdf[0] - 1, 2 * cdf[1] - 1).erfinv_().mul_(std * math.sqrt(2)).add_(mean)
+        w.clamp_(min=a, max=b)
+
