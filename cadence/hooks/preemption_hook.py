@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..optim import accumulation_pending
 from ..registry import HOOKS
+from ..utils.exit_codes import ExitCode
 from .hook import Hook
 from .signal_watch import SignalWatch
 from .slurm_requeue import SlurmRequeue
@@ -23,8 +24,9 @@ class TrainingPreempted(Exception):
     """Raised after the preemption checkpoint is written; the runner ends the run cleanly."""
 
     def __init__(
-        self, path: str, signal_name: str, seconds: float, requeued: str | None = None
-    ) -> None:
+        self, path: str, signal_name: str, seconds: float, requeued: str | None = None,
+        requeue_refused: str | None = None,
+    ) -> None:  # fmt: skip
         then = requeued or "start the same command with --resume (resume=True) to continue"
         super().__init__(
             f"stopped by {signal_name}: checkpoint {path} written {seconds:.2f} s after the "
@@ -33,6 +35,14 @@ class TrainingPreempted(Exception):
         self.path, self.signal_name, self.seconds = path, signal_name, seconds
         #: what was requeued (SLURM), or None
         self.requeued = requeued
+        #: why the requeue asked for was refused (SLURM), or None
+        self.requeue_refused = requeue_refused
+
+    @property
+    def exit_code(self) -> int:
+        """The process's exit code for this stop (:mod:`cadence.utils.exit_codes`)."""
+        refused = self.requeue_refused is not None
+        return int(ExitCode.REQUEUE_REFUSED if refused else ExitCode.PREEMPTED)
 
 
 @HOOKS.register_module()
@@ -178,8 +188,9 @@ class PreemptionHook(Hook):
         )
         runner.wait_for_checkpoint()
         self._restore()
-        requeued = None
+        requeued = refused = None
         if runner.rank == 0:  # one process asks for the job's requeue
             signal_name = self.received[0] if self.received else signal.Signals(self._agreed).name
             requeued = self.requeue.after_save(signal_name, runner.logger)
-        raise TrainingPreempted(path, name, time.monotonic() - at, requeued)
+            refused = self.requeue.refused
+        raise TrainingPreempted(path, name, time.monotonic() - at, requeued, refused)

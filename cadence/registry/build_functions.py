@@ -102,7 +102,7 @@ def build_from_cfg(
     """
     cfg = as_config_mapping(cfg)
     remembered_path, origin = config_location(cfg)
-    key_path = remembered_path or key_path  # where a loaded config node really sits
+    key_path = key_path or remembered_path
     located = describe_location(key_path, origin)
     if not isinstance(cfg, Mapping):
         raise TypeError(
