@@ -86,7 +86,12 @@ def relaunch(nproc: int, argv: Sequence[str]) -> int:
     here = os.getcwd()  # so the children import the project's modules as this process does
     env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
     print(f"cadence: starting {nproc} processes with torchrun", file=sys.stderr, flush=True)
+    return run_job(torchrun_command(nproc, argv), env)
+
+
+def run_job(command: list[str], env: dict[str, str]) -> int:
+    """Run the launcher ``command`` (see :mod:`.supervise`); the job's exit code: the
+    highest its processes reported (torchrun exits 1 whatever theirs were), else its own."""
     with tempfile.TemporaryDirectory(prefix="cadence-exit-") as codes:
-        env[REPORT_DIR_ENV] = codes  # torchrun exits 1 whatever its ranks' codes were
-        launcher_code = launch_and_supervise(torchrun_command(nproc, argv), env)
+        launcher_code = launch_and_supervise(command, {**env, REPORT_DIR_ENV: codes})
         return job_code(reported(codes), launcher_code)
