@@ -193,4 +193,20 @@ class PreemptionHook(Hook):
             signal_name = self.received[0] if self.received else signal.Signals(self._agreed).name
             requeued = self.requeue.after_save(signal_name, runner.logger)
             refused = self.requeue.refused
+        if self._world_size > 1:  # every rank waits for the requeue and exits with one code
+            refused = self._shared_refusal(refused)
         raise TrainingPreempted(path, name, time.monotonic() - at, requeued, refused)
+
+    @staticmethod
+    def _shared_refusal(refused: str | None) -> str | None:
+        """Rank 0's refusal (or none) on every rank. Ranks leaving with a non-zero code
+        before rank 0 has requeued would have the launcher (torchrun, ``srun
+        --kill-on-bad-exit``) kill rank 0 in the middle of ``scontrol requeue``."""
+        import torch
+        import torch.distributed as dist
+
+        flag = torch.tensor([1.0 if refused is not None else 0.0])
+        dist.broadcast(flag, src=0)
+        if refused is None and flag.item():
+            return "the SLURM requeue was refused on rank 0"
+        return refused
