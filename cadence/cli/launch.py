@@ -15,7 +15,6 @@ import sys
 import tempfile
 from collections.abc import Sequence
 
-from ..utils.exit_codes import REPORT_DIR_ENV, job_code, reported
 from .supervise import launch_and_supervise
 
 NPROC_FLAGS = ("--nproc", "--num-gpus")
@@ -92,6 +91,8 @@ def relaunch(nproc: int, argv: Sequence[str]) -> int:
 def run_job(command: list[str], env: dict[str, str]) -> int:
     """Run the launcher ``command`` (see :mod:`.supervise`); the job's exit code: the
     highest its processes reported (torchrun exits 1 whatever theirs were), else its own."""
+    from ..utils.exit_codes import REPORT_DIR_ENV, job_code, reported
+
     with tempfile.TemporaryDirectory(prefix="cadence-exit-") as codes:
         launcher_code = launch_and_supervise(command, {**env, REPORT_DIR_ENV: codes})
         return job_code(reported(codes), launcher_code)
