@@ -47,7 +47,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code."""
+    """Run the command line; return the exit code (:class:`~cadence.utils.exit_codes.ExitCode`).
+
+    Under ``--nproc`` the code is also left for the parent (see
+    :func:`~cadence.utils.exit_codes.report`), however the command ends."""
+    from ..utils.exit_codes import ExitCode, report, signal_code
+
+    try:
+        code = _main(argv)
+    except SystemExit as exc:
+        report(exc.code if isinstance(exc.code, int) else ExitCode.CONFIG_ERROR)
+        raise
+    except KeyboardInterrupt:
+        report(signal_code(2))  # Python ends the process by SIGINT: 130 to a shell
+        raise
+    except BaseException:
+        report(ExitCode.FAILED)
+        raise
+    report(code)
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from ..utils.exit_codes import ExitCode
+
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
@@ -77,7 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"cadence: error: {exc}", file=sys.stderr)
-        return exc.exit_code if isinstance(exc, CliError) else 2
+        if isinstance(exc, CliError):
+            return exc.exit_code
+        unverifiable = isinstance(exc, CheckpointError)
+        return int(ExitCode.CHECKPOINT_UNVERIFIABLE if unverifiable else ExitCode.CONFIG_ERROR)
 
 
 if __name__ == "__main__":  # pragma: no cover

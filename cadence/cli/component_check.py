@@ -21,9 +21,9 @@ from typing import Any
 
 from ..config import Config
 from ..registry import FUNCTIONS, ROOT_REGISTRIES, WEIGHT_INITIALIZERS, Registry
+from ..registry.constraints import declared_problems, violations
 from ..utils import did_you_mean
 from .common import describe_origin
-from .value_check import check_arg_types
 
 NOT_ARGUMENTS = ("type", "_scope_")
 
@@ -143,11 +143,14 @@ class ComponentChecker:
         path: str,
         provided: Iterable[str] = (),
         partial: bool = False,
+        stand_ins: Mapping[str, Any] | None = None,
     ) -> None:
-        """Report arguments ``target`` does not take and required ones nobody gives.
+        """Report arguments ``target`` does not take, required ones nobody gives and values
+        its constraints reject (:func:`~cadence.registry.constraints.violations`).
 
-        ``provided`` are the names the builder passes itself; ``partial`` skips
-        the missing-argument check (functions called later with more arguments).
+        ``provided`` are the names the builder passes itself (``stand_ins``: values for
+        them, when the constraints build a throw-away ``target``); ``partial`` skips the
+        missing-argument check and building (functions called later with more arguments).
         """
         try:
             params = inspect.signature(target).parameters
@@ -164,8 +167,8 @@ class ComponentChecker:
                         f"{_name_of(target)} takes no argument '{arg}'."
                         f"{did_you_mean(arg, named) or ' It takes: ' + ', '.join(named) + '.'}",
                     )
-        check_arg_types(target, {k: v for k, v in args.items() if k in named}, path,
-                        self._report)  # fmt: skip
+        self.check_values(target, {k: v for k, v in args.items() if k in named}, path,
+                          None if partial else stand_ins or {})  # fmt: skip
         if partial:
             return
         given = set(args) | set(provided)
@@ -173,6 +176,19 @@ class ComponentChecker:
         if missing:
             names = ", ".join(f"'{m}'" for m in missing)
             self._report(path, f"{_name_of(target)} needs argument(s) {names}, which are not set")
+
+    def check_values(
+        self, target: Any, args: Mapping[str, Any], path: str,
+        stand_ins: Mapping[str, Any] | None = None,
+    ) -> None:  # fmt: skip
+        """Report the values of ``args`` that ``target``'s constraints reject; without
+        ``stand_ins`` only the declared rules and annotations, never building it."""
+        if stand_ins is None:
+            found: Mapping[str | None, str] = declared_problems(target, args)
+        else:
+            found = violations(target, args, stand_ins)
+        for name, problem in found.items():
+            self._report(join(path, name) if name else path, problem)
 
     def component(
         self,
@@ -184,6 +200,7 @@ class ComponentChecker:
         skip: Iterable[str] = (),
         nested: Registry | None = None,
         partial: bool = False,
+        stand_ins: Mapping[str, Any] | None = None,
     ) -> Any:
         """Check one ``dict(type=...)``: its type, its arguments (except ``skip``; see
         :meth:`check_args`) and, when ``nested`` is given, the ``type``\\ s nested in
@@ -193,7 +210,7 @@ class ComponentChecker:
             return None
         self.checked += 1
         args = {k: v for k, v in node.items() if k not in NOT_ARGUMENTS and k not in skip}
-        self.check_args(target, args, path, provided, partial)
+        self.check_args(target, args, path, provided, partial, stand_ins)
         if nested is not None:
             for key, value in args.items():
                 self.nested(value, join(path, key), nested)

@@ -41,13 +41,7 @@ from ..registry import (
 )
 from ..utils import closest_names, did_you_mean
 from .component_check import NOT_ARGUMENTS, ComponentChecker, Problem, as_items, join
-from .value_check import (
-    LOADER_RULES,
-    LOOP_RULES,
-    OPTIMIZER_RULES,
-    check_rules,
-    check_sections,
-)
+from .value_check import LOOP_RULES, check_rules, check_sections
 
 _DATALOADER_KEYS = (
     "dataset", "sampler", "batch_sampler", "collate_fn", "worker_init_fn",
@@ -57,6 +51,10 @@ _DATALOADER_KEYS = (
 
 class ConfigChecker(ComponentChecker):
     """Validate every component of a runner config; see the module docstring."""
+
+    #: what the schedulers are built over when their validation runs: the config's
+    #: optimizer over a stand-in parameter, once it passed its own checks
+    _scheduler_stand_ins: dict[str, Any] | None = None
 
     # ------------------------------------------------------------ the config
     def run(self) -> list[Problem]:
@@ -133,7 +131,8 @@ class ConfigChecker(ComponentChecker):
                     join(path, key),
                     f"not a dataloader option.{did_you_mean(key, options)}",
                 )
-        check_rules(node, path, LOADER_RULES, self._report)
+        nested = ("dataset", "sampler", "batch_sampler", "collate_fn", "worker_init_fn")
+        self.check_values(DataLoader, {k: v for k, v in node.items() if k not in nested}, path)
         if "dataset" not in node:
             self._report(path, "needs a 'dataset'")
         else:
@@ -221,12 +220,14 @@ class ConfigChecker(ComponentChecker):
             self._report(path, "needs an 'optimizer', e.g. optimizer=dict(type='SGD', lr=0.01)")
             return
         opt_path = join(path, "optimizer")
-        check_rules(optimizer, opt_path, OPTIMIZER_RULES, self._report)
         target = self.resolve(optimizer, opt_path, OPTIMIZERS)
         if target is not None:
             self.checked += 1
             args = {k: v for k, v in optimizer.items() if k not in NOT_ARGUMENTS}
+            before = len(self.problems)
             self.check_args(target, args, opt_path, provided=_first_parameter(target))
+            if len(self.problems) == before:
+                self._scheduler_stand_ins = _stand_in_optimizer(target, args)
 
     def schedulers(self, node: Any, path: str) -> None:
         """``param_scheduler``: one config, a list, or a dict of them per optimizer."""
@@ -238,6 +239,7 @@ class ConfigChecker(ComponentChecker):
             self.component(
                 item, key, PARAM_SCHEDULERS, provided=["optimizer"],
                 skip=["convert_to_iter_based", "epoch_length"],
+                stand_ins=self._scheduler_stand_ins,
             )  # fmt: skip
 
     def _hooks(self) -> None:
@@ -296,6 +298,17 @@ class ConfigChecker(ComponentChecker):
 FORWARDED_KWARGS: dict[str, tuple[str, str, Any, list[str]]] = {
     "EMAHook": ("ema_type", "ExponentialMovingAverage", MODELS, ["model"]),
 }
+
+
+def _stand_in_optimizer(target: Any, args: dict[str, Any]) -> dict[str, Any] | None:
+    """``{'optimizer': target(stand-in parameter, **args)}``, or ``None`` when it cannot be
+    built (then the schedulers are built over the declared stand-in)."""
+    from ..optim.optimizer.torch_registry import stand_in_parameters
+
+    try:
+        return {"optimizer": target(**stand_in_parameters(), **args)}
+    except Exception:  # noqa: BLE001 - not a torch-style optimizer: use the default stand-in
+        return None
 
 
 def _first_parameter(target: Any) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
 
 from .supervise import launch_and_supervise
@@ -77,10 +78,21 @@ def relaunch(nproc: int, argv: Sequence[str]) -> int:
     """Run ``cadence argv`` under torchrun with ``nproc`` processes; its exit code.
 
     Stop signals to this process go to the ranks; it returns only once torchrun
-    has ended (see :mod:`.supervise`)."""
+    has ended (see :mod:`.supervise`), with the highest of the ranks' codes
+    (:mod:`cadence.utils.exit_codes`), torchrun's own when none reported one."""
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's default, without its warning
     here = os.getcwd()  # so the children import the project's modules as this process does
     env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
     print(f"cadence: starting {nproc} processes with torchrun", file=sys.stderr, flush=True)
-    return launch_and_supervise(torchrun_command(nproc, argv), env)
+    return run_job(torchrun_command(nproc, argv), env)
+
+
+def run_job(command: list[str], env: dict[str, str]) -> int:
+    """Run the launcher ``command`` (see :mod:`.supervise`); the job's exit code: the
+    highest its processes reported (torchrun exits 1 whatever theirs were), else its own."""
+    from ..utils.exit_codes import REPORT_DIR_ENV, job_code, reported
+
+    with tempfile.TemporaryDirectory(prefix="cadence-exit-") as codes:
+        launcher_code = launch_and_supervise(command, {**env, REPORT_DIR_ENV: codes})
+        return job_code(reported(codes), launcher_code)

@@ -251,6 +251,8 @@ def _run(args: argparse.Namespace) -> int:
     runner = RUNNERS.build(cfg) if cfg.get("runner_type") else Runner.from_cfg(cfg)
     if args.mode == "train":
         runner.train()
+        if runner.preempted is not None:  # saved, not finished: a scheduler must know
+            return runner.preempted.exit_code
     else:
         metrics = runner.val() if args.mode == "val" else runner.test()
         if runner.rank == 0:

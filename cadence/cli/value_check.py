@@ -1,12 +1,9 @@
 """Values that a config's types and arguments cannot catch: section shapes, sections that
-need each other, loop lengths and intervals, dataloader options, and argument types
-from constructors' annotations (``batch_size: int``, ``lr: float``)."""
+need each other and the runner's own keys of ``train_cfg``. What a component's arguments
+may be is declared beside the component (:mod:`cadence.registry.constraints`)."""
 
 from __future__ import annotations
 
-import numbers
-import types
-import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,44 +27,9 @@ COMPANIONS = {
 }
 
 
-def _positive_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
-
-
-def _natural(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _flag(value: Any) -> bool:
-    return isinstance(value, bool)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-#: (key, test, what it must be) for train_cfg and for dataloaders.
+#: (key, test, what it must be) for the keys of train_cfg that the runner reads itself.
 LOOP_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
-    ("max_epochs", _positive_int, "an int > 0"),
-    ("max_iters", _positive_int, "an int > 0"),
-    ("val_interval", _positive_int, "an int >= 1 (validate every N epochs or iterations)"),
-    ("val_begin", _natural, "an int >= 0"),
     ("resume_policy", lambda v: v in ("keep", "stretch"), "'keep' or 'stretch'"),
-)
-LOADER_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
-    ("batch_size", _positive_int, "an int > 0 (samples per process and step)"),
-    ("num_workers", _natural, "an int >= 0"),
-    ("shuffle", _flag, "True or False"),
-    ("drop_last", _flag, "True or False"),
-    ("pin_memory", _flag, "True or False"),
-    ("persistent_workers", _flag, "True or False"),
-    ("prefetch_factor", lambda v: v is None or _positive_int(v), "an int > 0 or None"),
-    ("timeout", lambda v: _number(v) and v >= 0, "a number of seconds >= 0"),
-)  # fmt: skip
-
-
-OPTIMIZER_RULES: tuple[tuple[str, Callable[[Any], bool], str], ...] = tuple(
-    (key, _number, "a number") for key in ("lr", "weight_decay", "momentum", "eps")
 )
 
 Report = Callable[[str, str], None]
@@ -125,45 +87,3 @@ def check_rules(
     for key, test, expected in rules:
         if key in node and node[key] is not None and not test(node[key]):
             report(f"{path}.{key}", f"must be {expected}, got {node[key]!r}")
-
-
-def _simple(annotation: Any) -> tuple[type, ...] | None:
-    """The plain types an annotation allows (``int``, ``float | None``...), or None when
-    it is anything richer (then nothing is checked)."""
-    plain = (int, float, bool, str)
-    if annotation in plain:
-        return (annotation,)
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        parts = typing.get_args(annotation)
-        if all(p in plain or p is type(None) for p in parts):
-            return tuple(parts)
-    return None
-
-
-def _matches(value: Any, allowed: tuple[type, ...]) -> bool:
-    if value is None:
-        return type(None) in allowed
-    if isinstance(value, bool):
-        return bool in allowed
-    if isinstance(value, int) and (int in allowed or float in allowed):
-        return True
-    return any(t not in (int, bool) and isinstance(value, t) for t in allowed)
-
-
-def _describe(allowed: tuple[type, ...]) -> str:
-    return " or ".join("None" if t is type(None) else t.__name__ for t in allowed)
-
-
-def check_arg_types(target: Any, args: Mapping[str, Any], path: str, report: Report) -> None:
-    """Arguments whose constructor annotation is a plain type (``int``, ``float``,
-    ``bool``, ``str``, optionally ``| None``) and whose value is not of it."""
-    function = getattr(target, "__init__") if isinstance(target, type) else target  # noqa: B009
-    try:
-        hints = typing.get_type_hints(function)
-    except Exception:  # noqa: BLE001 - unresolvable annotations: nothing to check
-        return
-    for name, value in args.items():
-        allowed = _simple(hints.get(name))
-        if allowed is None or isinstance(value, Mapping) or _matches(value, allowed):
-            continue
-        report(f"{path}.{name}", f"must be {_describe(allowed)}, got {value!r}")

@@ -17,6 +17,9 @@ DELETE_KEY = "_delete_"
 # a node remembers where it sits in a loaded config; read by the registry.
 KEY_PATH_ATTR = "_cadence_key_path"
 ORIGIN_ATTR = "_cadence_origin"
+#: the origin of each value directly under a node, by key (read by the registry's
+#: constraint errors, which name the value at fault)
+CHILD_ORIGINS_ATTR = "_cadence_child_origins"
 
 
 class ConfigKeyMissing(KeyError):
@@ -211,8 +214,13 @@ def annotate(node: Any, path: str, origin_of: Any) -> None:
         origin = origin_of(path) if path else None
         if origin is not None:
             node.__dict__[ORIGIN_ATTR] = origin
+        children = {}
         for key, value in raw_items(node):
-            annotate(value, f"{path}.{key}" if path else str(key), origin_of)
+            child = f"{path}.{key}" if path else str(key)
+            annotate(value, child, origin_of)
+            if not isinstance(value, ConfigDict):
+                children[key] = origin_of(child)
+        node.__dict__[CHILD_ORIGINS_ATTR] = {k: o for k, o in children.items() if o is not None}
     elif isinstance(node, (list, tuple)):
         for index, value in enumerate(node):
             annotate(value, f"{path}.{index}", origin_of)

@@ -27,6 +27,7 @@ from torch.utils.data import DataLoader, Dataset, IterableDataset
 from ..config.errors import ConfigKeyError
 from ..dist import broadcast_object_list, get_rank, get_world_size
 from ..registry import DATA_SAMPLERS, DATASETS, FUNCTIONS, Registry, config_location
+from ..registry.constraints import FLAG, NATURAL, POSITIVE_INT, Rule, declare, raise_if_violated
 from ..utils.suggest import did_you_mean
 from .explained_loader import DEFAULT_LOADER_TIMEOUT, ExplainedDataLoader
 from .multigrid import with_index
@@ -39,6 +40,16 @@ _MISSING = object()
 # Arguments of DataLoader that build_dataloader sets itself.
 _SET_HERE = {"self", "dataset", "sampler", "batch_sampler", "collate_fn", "worker_init_fn"}
 _LOADER_OPTIONS = sorted(set(inspect.signature(DataLoader.__init__).parameters) - _SET_HERE)
+
+# The values a dataloader config's options may take (read by `cadence check` too).
+declare(
+    DataLoader,
+    batch_size=Rule(POSITIVE_INT.test, "an int > 0 (samples per process and step)"),
+    num_workers=NATURAL, shuffle=FLAG, drop_last=FLAG, pin_memory=FLAG,
+    persistent_workers=FLAG, prefetch_factor=POSITIVE_INT,
+    timeout=Rule(lambda v: not isinstance(v, bool) and isinstance(v, int | float) and v >= 0,
+                 "a number of seconds >= 0 (0 waits for the workers forever)"),
+)  # fmt: skip
 
 
 class SlicedDataset(Dataset):
@@ -217,18 +228,11 @@ def _worker_init(args: dict[str, Any], seed: int | None, epoch_source: Any, path
     return WorkerSeeder(seed, get_rank(), epoch_source, quiet)
 
 
-def _set_timeout(args: dict[str, Any], path: str, origin: str | None) -> None:
-    """Check ``timeout``; a loader with workers gets :data:`DEFAULT_LOADER_TIMEOUT` unless set."""
-    if "timeout" not in args:
-        if args.get("num_workers"):
-            args["timeout"] = DEFAULT_LOADER_TIMEOUT
-        return
-    value = args["timeout"]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-        raise ValueError(
-            f"{_located(f'{path}.timeout', origin)} must be a number of seconds >= 0 (0 waits "
-            f"for the workers forever), got {value!r}"
-        )
+def _set_timeout(args: dict[str, Any]) -> None:
+    """A loader with workers gets :data:`DEFAULT_LOADER_TIMEOUT` unless ``timeout`` is set
+    (its value is checked with the other options, see ``declare(DataLoader, ...)``)."""
+    if "timeout" not in args and args.get("num_workers"):
+        args["timeout"] = DEFAULT_LOADER_TIMEOUT
 
 
 def _check_loader_options(args: dict[str, Any], path: str, origin: str | None) -> None:
@@ -319,6 +323,7 @@ def build_dataloader(
     remembered, origin = config_location(cfg)
     path = key_path or remembered or "dataloader"
     args = dict(cfg.items())
+    raise_if_violated(DataLoader, args, cfg, path)
 
     if "dataset" not in args:
         raise ConfigKeyError(f"{_located(path, origin)} needs a 'dataset'", key=f"{path}.dataset")
@@ -357,7 +362,7 @@ def build_dataloader(
         config_location(collate_spec)[1] or origin,
     )
     _check_loader_options(args, path, origin)
-    _set_timeout(args, path, origin)
+    _set_timeout(args)
     note_sample_errors(dataset)
     loader_type = StreamLoader if is_resumable_stream(dataset) else ExplainedDataLoader
     loader = loader_type(

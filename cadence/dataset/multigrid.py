@@ -42,6 +42,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 from torch.utils.data import DataLoader, Sampler
 
 from ..registry import DATA_SAMPLERS
+from ..registry.constraints import validated_by_construction
 from .explained_loader import ExplainedDataLoader
 
 #: (frames factor, crop factor) of each long-cycle shape, smallest first.
@@ -446,3 +447,6 @@ __all__ = [
     "ShortCycleIndex", "count_batches", "epoch_batches", "multigrid_dataloader", "split_index",
     "with_index",
 ]  # fmt: skip
+
+
+validated_by_construction(ShortCycleBatchSampler, lambda: {"sampler": [0]})

@@ -31,6 +31,7 @@ from torch.utils.data import Sampler
 
 from ..dist import get_dist_info, sync_random_seed
 from ..registry import DATA_SAMPLERS
+from ..registry.constraints import validated_by_construction
 from .worker import SampleIndex
 
 
@@ -321,3 +322,12 @@ class InfiniteSampler(Sampler[int]):
         _warn_if_resized(type(self).__name__, state, len(self.dataset))
         self.seed = operator.index(state["seed"])
         self._start = _loaded_start(state, self.world_size)
+
+
+def _one_sample() -> dict[str, Any]:
+    """Stand-ins for what the dataloader builder gives a sampler (for ``cadence check``)."""
+    return {"dataset": [0], "seed": 0}
+
+
+validated_by_construction(DefaultSampler, _one_sample)
+validated_by_construction(InfiniteSampler, _one_sample)

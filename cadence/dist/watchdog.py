@@ -24,13 +24,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+from ..utils.exit_codes import ExitCode, report
 from ..utils.fatal import python_stacks, say
 from ..utils.heartbeat import Heartbeat
 from .progress_board import Entry, LocalBoard, ProgressBoard
 
 #: The exit code of a process the hang watchdog ends (distinct from errors, 1, usage
 #: errors and a taken work dir, 2, and signals, 128 + N).
-HANG_EXIT_CODE = 3
+HANG_EXIT_CODE = int(ExitCode.HANG)  # the table: cadence/utils/exit_codes.py
 #: ``env_cfg.dist_cfg.hang_timeout`` with several processes when the config does not set it.
 DEFAULT_HANG_TIMEOUT = 600.0
 
@@ -167,6 +168,7 @@ class HangWatchdog:
             board.wait_reported(min(max(3 * self.interval, 2.0), 15.0))
         except Exception:
             pass
+        report(HANG_EXIT_CODE)
         os._exit(HANG_EXIT_CODE)
 
 

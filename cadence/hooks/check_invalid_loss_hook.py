@@ -9,6 +9,7 @@ import torch
 
 from ..dist import all_reduce, get_world_size
 from ..registry import HOOKS
+from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 if TYPE_CHECKING:
@@ -100,3 +101,7 @@ def _value(value: Any) -> str:
 def describe_outputs(outputs: Mapping[str, Any]) -> str:
     """Every entry of a training step's outputs with its value, as ``{key: value, ...}``."""
     return "{" + ", ".join(f"{key}: {_value(value)}" for key, value in outputs.items()) + "}"
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(CheckInvalidLossHook)

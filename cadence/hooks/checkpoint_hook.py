@@ -10,6 +10,7 @@ from ..config.errors import ConfigAssertionError
 from ..fileio import check_url, join_path
 from ..optim import accumulation_pending
 from ..registry import HOOKS
+from ..registry.constraints import validated_by_construction
 from .hook import Hook
 from .nonfinite_rollback import attach_rollback
 
@@ -419,3 +420,7 @@ class CheckpointHook(Hook):
             best_kept.setdefault(key, [[state.get("best_scores", {})[key], path]])
         state["best_kept"] = best_kept
         self._restored = state
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(CheckpointHook)

@@ -7,6 +7,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from ..registry import HOOKS
+from ..registry.constraints import validated_by_construction
 from .checkpoint_hook import GREATER_KEYS, LESS_KEYS
 from .hook import Hook
 
@@ -156,3 +157,7 @@ class EarlyStoppingHook(Hook):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.best_score = float(state["best_score"])
         self.wait_count = int(state["wait_count"])
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(EarlyStoppingHook)

@@ -12,6 +12,7 @@ from torch import nn
 
 from ..config.errors import ConfigAssertionError
 from ..registry import HOOKS, MODELS
+from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 if TYPE_CHECKING:
@@ -192,3 +193,7 @@ def _swap_state_dicts(checkpoint: dict[str, Any]) -> None:
 
 def _to_cpu(state: dict[str, Any]) -> dict[str, Any]:
     return {k: v.detach().cpu() if isinstance(v, torch.Tensor) else v for k, v in state.items()}
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(EMAHook)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..registry import HOOKS
+from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 if TYPE_CHECKING:
@@ -86,3 +87,7 @@ class EmptyCacheHook(Hook):
         self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         empty_cache()
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(EmptyCacheHook)

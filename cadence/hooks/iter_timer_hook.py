@@ -7,6 +7,7 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from ..registry import HOOKS
+from ..registry.constraints import validated_by_construction
 from ..utils.flops import StepFlopCounter
 from .hook import Hook
 
@@ -150,3 +151,7 @@ class IterTimerHook(Hook):
 
     after_val = _after_eval
     after_test = _after_eval
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(IterTimerHook)

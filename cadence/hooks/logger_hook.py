@@ -11,6 +11,7 @@ from ..logging.log_processor import mode_loop
 from ..logging.progress import ProgressBar, check_progress_mode, format_loss, wants_bar
 from ..logging.run_summary import start_lines, summary_lines
 from ..registry import HOOKS
+from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 
@@ -298,3 +299,7 @@ class LoggerHook(Hook):
         )
         runner.logger.info(line)
         runner.visualizer.add_scalars(tag, step=runner.iter, file_path=self._json_log(runner))
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(LoggerHook)

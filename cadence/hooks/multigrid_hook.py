@@ -15,6 +15,7 @@ from ..dataset.multigrid import (
     multigrid_dataloader,
 )
 from ..registry import HOOKS
+from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 if TYPE_CHECKING:
@@ -242,3 +243,7 @@ class MultigridHook(Hook):
 
 def _plain(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(MultigridHook)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..optim.scheduler.resume_policy import stretch
 from ..registry import HOOKS
+from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 if TYPE_CHECKING:
@@ -91,3 +92,7 @@ class ParamSchedulerHook(Hook):
         for scheduler in _all(runner.param_schedulers):
             if getattr(scheduler, "need_val_args", False):
                 scheduler.step(metrics)
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(ParamSchedulerHook)

@@ -14,6 +14,7 @@ from torch.utils.data import DataLoader, IterableDataset
 
 from ..dist import all_reduce, get_world_size
 from ..registry import HOOKS
+from ..registry.constraints import validated_by_construction
 from ..utils.rng import preserved_rng
 from .hook import Hook
 
@@ -158,3 +159,7 @@ class PreciseBNHook(Hook):
                     all_reduce(m.running_mean, op="mean")
                     all_reduce(m.running_var, op="mean")  # type: ignore[arg-type]
         runner.logger.info(f"PreciseBNHook: BatchNorm statistics recomputed over {used} batches")
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(PreciseBNHook)

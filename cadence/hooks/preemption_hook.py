@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..optim import accumulation_pending
 from ..registry import HOOKS
+from ..registry.constraints import validated_by_construction
+from ..utils.exit_codes import ExitCode
 from .hook import Hook
 from .signal_watch import SignalWatch
 from .slurm_requeue import SlurmRequeue
@@ -23,8 +25,9 @@ class TrainingPreempted(Exception):
     """Raised after the preemption checkpoint is written; the runner ends the run cleanly."""
 
     def __init__(
-        self, path: str, signal_name: str, seconds: float, requeued: str | None = None
-    ) -> None:
+        self, path: str, signal_name: str, seconds: float, requeued: str | None = None,
+        requeue_refused: str | None = None,
+    ) -> None:  # fmt: skip
         then = requeued or "start the same command with --resume (resume=True) to continue"
         super().__init__(
             f"stopped by {signal_name}: checkpoint {path} written {seconds:.2f} s after the "
@@ -33,6 +36,14 @@ class TrainingPreempted(Exception):
         self.path, self.signal_name, self.seconds = path, signal_name, seconds
         #: what was requeued (SLURM), or None
         self.requeued = requeued
+        #: why the requeue asked for was refused (SLURM), or None
+        self.requeue_refused = requeue_refused
+
+    @property
+    def exit_code(self) -> int:
+        """The process's exit code for this stop (:mod:`cadence.utils.exit_codes`)."""
+        refused = self.requeue_refused is not None
+        return int(ExitCode.REQUEUE_REFUSED if refused else ExitCode.PREEMPTED)
 
 
 @HOOKS.register_module()
@@ -178,8 +189,29 @@ class PreemptionHook(Hook):
         )
         runner.wait_for_checkpoint()
         self._restore()
-        requeued = None
+        requeued = refused = None
         if runner.rank == 0:  # one process asks for the job's requeue
             signal_name = self.received[0] if self.received else signal.Signals(self._agreed).name
             requeued = self.requeue.after_save(signal_name, runner.logger)
-        raise TrainingPreempted(path, name, time.monotonic() - at, requeued)
+            refused = self.requeue.refused
+        if self._world_size > 1:  # every rank waits for the requeue and exits with one code
+            refused = self._shared_refusal(refused)
+        raise TrainingPreempted(path, name, time.monotonic() - at, requeued, refused)
+
+    @staticmethod
+    def _shared_refusal(refused: str | None) -> str | None:
+        """Rank 0's refusal (or none) on every rank. Ranks leaving with a non-zero code
+        before rank 0 has requeued would have the launcher (torchrun, ``srun
+        --kill-on-bad-exit``) kill rank 0 in the middle of ``scontrol requeue``."""
+        import torch
+        import torch.distributed as dist
+
+        flag = torch.tensor([1.0 if refused is not None else 0.0])
+        dist.broadcast(flag, src=0)
+        if refused is None and flag.item():
+            return "the SLURM requeue was refused on rank 0"
+        return refused
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(PreemptionHook)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..registry import HOOKS
+from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 if TYPE_CHECKING:
@@ -200,3 +201,7 @@ class ProfilerHook(Hook):
         os.makedirs(os.path.dirname(self.trace_path) or ".", exist_ok=True)
         profiler.export_chrome_trace(self.trace_path)
         runner.logger.info(f"ProfilerHook: Chrome trace written to {self.trace_path}")
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(ProfilerHook)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..registry import HOOKS
+from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 if TYPE_CHECKING:
@@ -221,3 +222,7 @@ class RuntimeInfoHook(Hook):
                 hub.update_scalar(f"{mode}/{key}", value)
             else:
                 hub.update_info(f"{mode}/{key}", value)
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(RuntimeInfoHook)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..registry import HOOKS
+from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 if TYPE_CHECKING:
@@ -24,3 +25,7 @@ class DistSamplerSeedHook(Hook):
                 set_epoch = getattr(candidate, "set_epoch", None)
                 if callable(set_epoch):
                     set_epoch(runner.epoch)
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(DistSamplerSeedHook)

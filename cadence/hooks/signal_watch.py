@@ -33,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+from ..utils.exit_codes import signal_code
 from ..utils.fatal import exit_now
 
 _STOP = 0  # no signal has number 0: the byte that tells the thread to end
@@ -152,7 +153,8 @@ class SignalWatch:
         )
         if saving:
             what += ", came while the preemption checkpoint was being written"
-        self._exit(signum, f"{what}: exiting now with code {128 + signum}; no checkpoint was saved")
+        code = signal_code(signum)
+        self._exit(signum, f"{what}: exiting now with code {code}; no checkpoint was saved")
 
     def _check_deadline(self) -> None:
         with self._lock:
@@ -164,7 +166,7 @@ class SignalWatch:
             f"{_name(signum)} received in iteration {iteration}; iteration {self.iteration()} "
             f"did not finish within the grace period of {self.grace_period:g} s (grace_period; "
             "a peer may be gone or a collective blocked): exiting with code "
-            f"{128 + signum} {time.monotonic() - at:.1f} s after the signal; no checkpoint "
+            f"{signal_code(signum)} {time.monotonic() - at:.1f} s after the signal; no checkpoint "
             "was saved",
         )
 
@@ -172,7 +174,7 @@ class SignalWatch:
         """Write ``message`` to stderr and the log, then end the process with ``128 + signum``."""
         who = f"cadence ({self.label})" if self.label else "cadence"
         exit_now(
-            128 + signum,
+            signal_code(signum),
             f"{who}: {message}; --resume continues from the last checkpoint",
             self.logger,
         )

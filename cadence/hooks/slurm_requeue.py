@@ -30,6 +30,8 @@ class SlurmRequeue:
         if mode not in REQUEUE_MODES or isinstance(mode, int) and not isinstance(mode, bool):
             raise ValueError(f"PreemptionHook.requeue must be 'auto', True or False, got {mode!r}")
         self.mode = mode
+        #: why the last requeue asked for was refused (None: none was, or it worked)
+        self.refused: str | None = None
 
     def job_to_requeue(self, signal_name: str, env: Mapping[str, str] | None = None) -> str | None:
         """The SLURM job id to requeue after ``signal_name`` stopped the run, or None."""
@@ -42,7 +44,10 @@ class SlurmRequeue:
     def after_save(self, signal_name: str, logger: Any) -> str | None:
         """Requeue the job if the policy says so; return a sentence for the stop message
         (None when nothing was requeued). Failures are logged, never raised: the
-        checkpoint is written and the run still ends cleanly."""
+        checkpoint is written and the run still ends cleanly, with
+        :attr:`ExitCode.REQUEUE_REFUSED <cadence.utils.exit_codes.ExitCode>` (see
+        :attr:`refused`)."""
+        self.refused = None
         job = self.job_to_requeue(signal_name)
         if job is None:
             if self.mode is True:
@@ -52,6 +57,7 @@ class SlurmRequeue:
         try:
             command = requeue_slurm_job(job)
         except RequeueError as e:
+            self.refused = f"SLURM job {job} was not requeued: {e}"
             logger.error(f"PreemptionHook: SLURM job {job} was not requeued: {e}. Submit it "
                          "again with --resume (or resume='auto') to continue")  # fmt: skip
             return None

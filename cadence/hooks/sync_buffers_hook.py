@@ -10,6 +10,7 @@ from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
 
 from ..dist import all_reduce, get_world_size
 from ..registry import HOOKS
+from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 if TYPE_CHECKING:
@@ -69,3 +70,7 @@ class SyncBuffersHook(Hook):
         if not self._synced_after_train:
             self._sync(runner)
         self._synced_after_train = False
+
+
+# building it only checks and stores its arguments: `cadence check` builds one
+validated_by_construction(SyncBuffersHook)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..optim.scheduler.resume_policy import check_policy
-from ..registry import LOOPS
+from ..registry import LOOPS, located_copy
 
 if TYPE_CHECKING:
     from ..runner.protocol import RunnerProtocol
@@ -24,7 +24,7 @@ def build_loop(
     """
     if not isinstance(loop_cfg, Mapping):
         return loop_cfg
-    cfg = dict(loop_cfg)
+    cfg = located_copy(loop_cfg)
     if mode == "train":
         by_epoch = cfg.pop("by_epoch", None)
         policy = check_policy(cfg.pop("resume_policy", "keep"))

@@ -21,6 +21,7 @@ from torch.utils.data import DataLoader
 
 from ..dataset.loader_state import dataloader_state_dict, index_sampler, load_dataloader_state_dict
 from ..registry import LOOPS
+from ..registry.constraints import NATURAL, POSITIVE_INT, Rule, constrain
 from .base_loop import BaseLoop
 from .data_position import (
     DataPosition,
@@ -70,6 +71,11 @@ class _Finishing(enum.Enum):
     EPOCH = enum.auto()  # ``after_train_epoch``: the current epoch is done
 
 
+#: how often to validate, in epochs or iterations
+VAL_INTERVAL = Rule(POSITIVE_INT.test, "an int >= 1 (validate every N epochs or iterations)")
+
+
+@constrain(val_begin=NATURAL, val_interval=VAL_INTERVAL)
 class _TrainLoop(BaseLoop):
     """Shared parts of the two training loops."""
 
@@ -284,6 +290,7 @@ class _TrainLoop(BaseLoop):
 
 
 @LOOPS.register_module()
+@constrain(max_epochs=POSITIVE_INT)
 class EpochBasedTrainLoop(_TrainLoop):
     """Train for ``max_epochs`` passes over the data, validating every ``val_interval``.
 
@@ -385,6 +392,7 @@ class EpochBasedTrainLoop(_TrainLoop):
 
 
 @LOOPS.register_module()
+@constrain(max_iters=POSITIVE_INT)
 class IterBasedTrainLoop(_TrainLoop):
     """Train for ``max_iters`` iterations, validating every ``val_interval`` iterations."""
 

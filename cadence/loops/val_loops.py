@@ -11,6 +11,7 @@ from torch.utils.data import DataLoader
 
 from ..model.base_model import parse_losses
 from ..registry import LOOPS
+from ..registry.constraints import FLAG, constrain
 from .base_loop import BaseLoop
 from .eval_sets import prefixed, split_eval_sets
 from .val_loss import LossMeter, batch_size, loss_and_predict
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from ..runner.protocol import RunnerProtocol
 
 
+@constrain(fp16=FLAG, compute_loss=FLAG)
 class _EvalLoop(BaseLoop):
     """Run the model in eval mode over one or several sets and evaluate its predictions.
 

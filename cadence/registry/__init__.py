@@ -1,7 +1,7 @@
 """Registries: string-keyed builders for every configurable part of cadence."""
 
 from ..utils.imports import import_object
-from .build_functions import build_from_cfg, config_location
+from .build_functions import build_from_cfg, config_location, located_copy
 from .default_scope import DefaultScope, default_scope, get_default_scope, set_default_scope
 from .errors import BuildError, RegistryError
 from .isolation import isolated_registries
@@ -44,7 +44,8 @@ __all__ = [
     "ROOT_REGISTRIES", "RUNNERS", "RUNNER_CONSTRUCTORS", "Registry", "RegistryError",
     "STRATEGIES", "TASK_UTILS", "TRANSFORMS", "VISBACKENDS", "VISUALIZERS",
     "WEIGHT_INITIALIZERS", "build_from_cfg", "config_location", "default_scope",
-    "get_default_scope", "import_object", "isolated_registries", "set_default_scope",
+    "get_default_scope", "import_object", "isolated_registries", "located_copy",
+    "set_default_scope",
     "build_model_from_cfg", "build_runner_from_cfg", "build_scheduler_from_cfg",
     "count_registered_modules", "init_default_scope", "traverse_registry_tree",
 ]  # fmt: skip

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..utils.suggest import did_you_mean
+from .constraints import raise_if_violated, rejected
 from .errors import BuildError, RegistryError, describe_location
 
 if TYPE_CHECKING:
@@ -17,6 +18,12 @@ def config_location(cfg: Any) -> tuple[str | None, str | None]:
     """Return the (key path, ``file:line``) a loaded config node remembers, if any."""
     attrs = getattr(cfg, "__dict__", None) or {}
     return attrs.get("_cadence_key_path"), attrs.get("_cadence_origin")
+
+
+def located_copy(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """A shallow copy of a config to change before building; the copy of a loaded config
+    node still knows where it was set (so that build errors name the config key)."""
+    return cfg.copy() if isinstance(cfg, dict) else dict(cfg)
 
 
 def _resolve_lazy(obj: Any) -> Any:
@@ -126,11 +133,15 @@ def build_from_cfg(
                 f"got {type(obj_type).__name__} {obj_type!r}"
             )
         args = {k: _resolve_lazy(v) for k, v in args.items()}
+        raise_if_violated(obj_cls, args, cfg, key_path)
         try:
             return obj_cls(**args)
         except TypeError as exc:
             problem = signature_problem(obj_cls, args)
             if problem is None:
+                value_error = rejected(obj_cls, args, exc, cfg, key_path)
+                if value_error is not None:
+                    raise value_error from exc
                 _add_note(exc, f"while building {_type_name(obj_cls)}{located}")
                 raise
             sig = inspect.signature(obj_cls)
@@ -139,6 +150,9 @@ def build_from_cfg(
                 f"{problem}\n  accepted signature: {_type_name(obj_cls)}{sig}"
             ) from exc
         except Exception as exc:
+            value_error = rejected(obj_cls, args, exc, cfg, key_path)
+            if value_error is not None:
+                raise value_error from exc
             _add_note(exc, f"while building {_type_name(obj_cls)}{located}")
             raise
 

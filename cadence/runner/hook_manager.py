@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..hooks import Hook, get_priority
-from ..registry import HOOKS
+from ..registry import HOOKS, located_copy
 
 if TYPE_CHECKING:
     from .protocol import RunnerProtocol
@@ -101,9 +101,9 @@ class HookManager:
     ) -> Hook:
         """Add a hook (or build one from a config dict, whose ``priority`` key is honoured)."""
         if isinstance(hook, Mapping):
-            cfg = dict(hook)
+            cfg = located_copy(hook)
             priority = cfg.pop("priority", priority)
-            hook = HOOKS.build(cfg, key_path=f"hooks.{name}" if name else None)
+            hook = HOOKS.build(cfg, key_path=f"default_hooks.{name}" if name else None)
         if not isinstance(hook, Hook):
             raise TypeError(f"a hook must subclass cadence.hooks.Hook, got {type(hook).__name__}")
         if priority is None:
@@ -129,9 +129,9 @@ class HookManager:
         index = names.index(name)
         priority, order = self._hooks[index][0], self._hooks[index][1]
         if isinstance(hook, Mapping):
-            cfg = dict(hook)
+            cfg = located_copy(hook)
             priority = get_priority(cfg.pop("priority", priority))
-            hook = HOOKS.build(cfg, key_path=f"hooks.{name}")
+            hook = HOOKS.build(cfg, key_path=f"default_hooks.{name}")
         if not isinstance(hook, Hook):
             raise TypeError(f"a hook must subclass cadence.hooks.Hook, got {type(hook).__name__}")
         hook.priority = priority

@@ -16,6 +16,8 @@ import tempfile
 import threading
 from typing import NoReturn
 
+from .exit_codes import report
+
 
 def python_stacks() -> str:
     """Every thread's Python stack (``faulthandler``'s dump, most recent call first),
@@ -49,6 +51,7 @@ def say(text: str, logger: logging.Logger | None = None) -> None:
 def exit_now(code: int, text: str, logger: logging.Logger | None = None) -> NoReturn:
     """:func:`say` ``text``, then end the process with ``code`` without any cleanup."""
     say(text, logger)
+    report(code)  # for the --nproc parent, which torchrun would tell only "1"
     os._exit(code)
 
 

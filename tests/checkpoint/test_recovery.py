@@ -118,7 +118,7 @@ def test_cli_stops_with_exit_code_2_instead_of_overwriting(tmp_path):
         [sys.executable, "-m", "cadence", "train", str(config), "--resume"],
         capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": path},
     )  # fmt: skip
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == 4, result.stderr  # ExitCode.CHECKPOINT_UNVERIFIABLE
     assert "Traceback" not in result.stderr
     assert "epoch_1.pth" in result.stderr and "--work-dir" in result.stderr
 

@@ -25,6 +25,11 @@ MISTAKES = [
      "error: optim_wrapper.optimizer.lr (--cfg-options): must be a number, got 'x'"),
     ("env_cfg=3", "error: env_cfg (--cfg-options): must be a dict, got int 3"),
     ("custom_hooks=3", "error: custom_hooks (--cfg-options): must be a list or a tuple"),
+    ("default_hooks.logger.interval=0",  # issue 27: check said OK, train crashed
+     "error: default_hooks.logger.interval (--cfg-options): rejected by LoggerHook: "
+     "LoggerHook.interval must be a positive int, got 0"),
+    ("optim_wrapper.optimizer.lr=-1.0", "error: optim_wrapper.optimizer.lr (--cfg-options): "
+     "rejected by AdamW: Invalid learning rate: -1.0"),
     ("default_hooks.checkpoint.interval=x",
      "error: default_hooks.checkpoint.interval (--cfg-options): must be int, got 'x'"),
     ("val_evaluator=None", f"error: val_dataloader ({BASE}:10): is set, so val_evaluator "
@@ -48,3 +53,19 @@ def test_check_and_train_report_the_same_error(tmp_path, capsys, blobs, option, 
 def test_the_example_config_passes(capsys, blobs):
     assert main(["check", CONFIG]) == 0
     assert "config OK" in capsys.readouterr().out
+
+
+def test_the_runner_refuses_the_same_values_naming_the_config_key(tmp_path, blobs):
+    """Built without `cadence train` (whose check comes first), the hook used to fail with
+    a ValueError traceback naming 'hooks.logger'."""
+    from cadence.cli.common import load_config
+    from cadence.registry.constraints import ConstraintError
+    from cadence.runner import Runner
+
+    cfg = load_config(CONFIG, ["default_hooks.logger.interval=0"])
+    cfg.work_dir = str(tmp_path / "work")
+    with pytest.raises(ConstraintError) as refused:
+        Runner.from_cfg(cfg).train()
+    assert "config key 'default_hooks.logger.interval' (set at --cfg-options)" in str(
+        refused.value
+    )

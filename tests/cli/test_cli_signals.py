@@ -4,6 +4,7 @@ nothing outlives it. Real processes, real signals, real torchrun (gloo on CPU)."
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import textwrap
@@ -13,7 +14,9 @@ import pytest
 from signal_runs import Job, alive, cadence, record, write_config
 
 from cadence.checkpoint import read_manifest
+from cadence.cli.launch import run_job
 from cadence.cli.supervise import child_pids, exit_code
+from cadence.utils.exit_codes import ExitCode
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 
@@ -45,6 +48,26 @@ SUPERVISOR = textwrap.dedent("""
 """)
 
 
+# A stand-in for torchrun as it is: its ranks report their codes (as `cadence` does under
+# --nproc) and exit with them, and it exits 1 whatever they were.
+REPORTING_LAUNCHER = textwrap.dedent("""
+    import os, subprocess, sys
+    RANK = "from cadence.utils.exit_codes import report; import sys; " \\
+           "report(int(sys.argv[1])); sys.exit(int(sys.argv[1]))"
+    ranks = [subprocess.Popen([sys.executable, "-c", RANK, code], env={**os.environ,
+             "RANK": str(rank)}) for rank, code in enumerate(sys.argv[1:])]
+    sys.exit(1 if any(rank.wait() for rank in ranks) else 0)
+""")
+
+
+def test_the_nproc_parent_exits_with_the_highest_code_its_ranks_reported():
+    """torchrun exits 1 when any rank exits non-zero; `--nproc` used to pass that 1 on."""
+    launcher = [sys.executable, "-c", REPORTING_LAUNCHER]
+    assert run_job([*launcher, "76", "75"], dict(os.environ)) == ExitCode.REQUEUE_REFUSED
+    assert run_job([*launcher, "75", "75"], dict(os.environ)) == ExitCode.PREEMPTED
+    assert run_job([*launcher, "0", "0"], dict(os.environ)) == ExitCode.FINISHED
+
+
 def test_exit_codes_read_like_a_shells():
     assert [exit_code(c) for c in (0, 1, -15, -9)] == [0, 1, 143, 137]
 
@@ -67,8 +90,9 @@ def test_the_supervisor_relays_sigterm_to_the_ranks_and_exits_with_their_code(tm
 
 @pytest.mark.dist
 @pytest.mark.slow
-def test_sigterm_to_the_nproc_parent_saves_on_every_rank_and_exits_0(tmp_path):
-    """Before: the parent died at once (exit -15) and torchrun and both ranks trained on."""
+def test_sigterm_to_the_nproc_parent_saves_on_every_rank_and_exits_preempted(tmp_path):
+    """Before: the parent died at once (exit -15) and torchrun and both ranks trained on;
+    then it exited 0, as if the run had finished (issue 27: the ranks' 75, not torchrun's 1)."""
     cfg = write_config(tmp_path)
     job = Job(tmp_path, cadence("train", str(cfg), "--nproc", "2"))
     try:
@@ -79,7 +103,7 @@ def test_sigterm_to_the_nproc_parent_saves_on_every_rank_and_exits_0(tmp_path):
         code = job.finish(timeout=90)
         took = time.monotonic() - sent
         record("SIGTERM to the --nproc 2 parent", signal_to_exit=took)
-        assert code == 0, job.err_tail()
+        assert code == ExitCode.PREEMPTED, job.err_tail()
         assert took < 30
         assert "SIGTERM passed on to the ranks" in job.err()
         work = tmp_path / "work"
@@ -116,7 +140,7 @@ def test_ctrl_c_to_the_nproc_group_stops_every_rank_and_the_parent_waits_for_the
         code = job.finish(timeout=90)
         took = time.monotonic() - sent
         record("SIGINT to the --nproc 2 group", signal_to_exit=took)
-        assert code == 1, job.err_tail()  # the ranks' KeyboardInterrupt, through torchrun
+        assert code == 130, job.err_tail()  # the ranks' KeyboardInterrupt: 128 + SIGINT
         assert took < 30
         assert "SIGINT passed on to the ranks" in job.err()
         assert "KeyboardInterrupt" in job.err()

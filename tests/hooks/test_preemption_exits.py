@@ -12,9 +12,11 @@ import signal
 import time
 
 import pytest
+from hook_toys import fake_scontrol
 from signal_runs import Job, cadence, record, write_config
 
 from cadence.dist.testing import free_port
+from cadence.utils.exit_codes import ExitCode
 
 
 def preemption(**kwargs):
@@ -144,5 +146,35 @@ def test_ranks_blocked_in_a_collective_exit_after_the_grace_period_under_torchru
         # signal reached it in 3 and iteration 4 is the one that did not finish
         assert re.search(r"\(rank 0\): SIGTERM received in iteration [34]; iteration 4 did", err)
         assert job.survivors() == []
+    finally:
+        job.cleanup()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("signum", "scontrol_exit", "expected"),
+    [
+        (signal.SIGTERM, None, ExitCode.PREEMPTED),  # saved; --resume continues
+        (signal.SIGUSR1, 0, ExitCode.PREEMPTED),  # saved and requeued: it comes back
+        (signal.SIGUSR1, 1, ExitCode.REQUEUE_REFUSED),  # saved, but nobody will restart it
+    ],
+    ids=["sigterm", "requeued", "requeue-refused"],
+)
+def test_a_preempted_run_exits_with_a_code_a_scheduler_can_tell_from_finished(
+    tmp_path, monkeypatch, signum, scontrol_exit, expected
+):
+    """Issue 27: each of these exited 0, as a finished run does."""
+    if scontrol_exit is not None:  # a SLURM job whose `scontrol requeue` does scontrol_exit
+        path, calls = fake_scontrol(tmp_path / "slurm", exit_code=scontrol_exit)
+        monkeypatch.setenv("PATH", path)
+        monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    job = Job(tmp_path, cadence("train", str(write_config(tmp_path))))
+    try:
+        job.wait_for("rank0.iter3")
+        job.send(signum)
+        assert job.finish(timeout=60) == expected, job.err_tail()
+        assert list((tmp_path / "work").glob("preempted_iter_*.pth"))
+        if scontrol_exit is not None:
+            assert calls.read_text() == "requeue 4242\n"
     finally:
         job.cleanup()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import torch
 
 from ...registry import OPTIMIZERS, PARAM_SCHEDULERS
+from ...registry.constraints import Rule, declare, validated_by_construction
 
 # cadence's own schedulers (begin/end/by_epoch semantics) take these names, so
 # torch's classes of the same names stay reachable only by full path
@@ -64,3 +66,28 @@ def register_torch_lr_schedulers() -> list[str]:
 
 register_torch_optimizers()
 register_torch_lr_schedulers()
+
+
+def stand_in_parameters() -> dict[str, Any]:
+    """What an optimizer is built over when ``cadence check`` runs its validation: one
+    2-d parameter (some optimizers, as Muon, take only matrices)."""
+    return {"params": [torch.nn.Parameter(torch.zeros(2, 2))]}
+
+
+def stand_in_optimizer() -> dict[str, Any]:
+    """The optimizer a scheduler is built over when ``cadence check`` runs its
+    validation and the config gives none it can build."""
+    return {"optimizer": torch.optim.SGD(stand_in_parameters()["params"], lr=0.1, momentum=0.9)}
+
+
+#: a number (a tensor for torch's capturable lr too)
+NUMBER = Rule(lambda v: isinstance(v, (int, float, torch.Tensor)) and not isinstance(v, bool),
+              "a number")  # fmt: skip
+declare(torch.optim.Optimizer, lr=NUMBER, weight_decay=NUMBER, momentum=NUMBER, eps=NUMBER)
+# torch's optimizers validate in their constructor (lr >= 0, 0 <= betas < 1, ...), in
+# words that name the argument ("Invalid learning rate: -1.0").
+validated_by_construction(
+    torch.optim.Optimizer, stand_in_parameters,
+    aliases={"learning rate": "lr", "epsilon": "eps", "beta": "betas"},
+)  # fmt: skip
+validated_by_construction(torch.optim.lr_scheduler.LRScheduler, stand_in_optimizer)

@@ -9,6 +9,7 @@ from typing import Any
 from torch.optim import Optimizer
 
 from ...registry import PARAM_SCHEDULERS, BuildError, Registry, RegistryError, config_location
+from ...registry.constraints import raise_if_violated, rejected
 from ...registry.root import set_scheduler_build_func
 from ...utils import did_you_mean
 from .base import _ParamScheduler, raw_optimizer
@@ -107,13 +108,14 @@ def _build(args: dict[str, Any], source: Any, registry: Registry, key_path: str 
         args = {k: _resolve_lazy(v) for k, v in args.items()}
         epoch_length = args.pop("epoch_length", None)
         if not issubclass(cls, _ParamScheduler):
-            return _build_foreign(cls, args, convert, where)
+            return _build_foreign(cls, args, convert, where, (source, key_path))
         if convert:
             _check_convertible(cls, args, epoch_length, where)
             _check_arguments(cls, args, where)
-            return _call(cls.build_iter_from_epoch, cls, args, where, epoch_length=epoch_length)
+            return _call(cls.build_iter_from_epoch, cls, args, where, (source, key_path),
+                         epoch_length=epoch_length)  # fmt: skip
         _check_arguments(cls, args, where)
-        return _call(cls, cls, args, where)
+        return _call(cls, cls, args, where, (source, key_path))
 
 
 def _check_convertible(cls: type, args: Mapping[str, Any], epoch_length: Any, where: str) -> None:
@@ -130,7 +132,9 @@ def _check_convertible(cls: type, args: Mapping[str, Any], epoch_length: Any, wh
         )
 
 
-def _build_foreign(cls: type, args: dict[str, Any], convert: bool, where: str) -> Any:
+def _build_foreign(
+    cls: type, args: dict[str, Any], convert: bool, where: str, located: tuple[Any, str | None]
+) -> Any:
     if convert:
         raise ValueError(
             f"{cls.__name__}{where} is not a cadence parameter scheduler and cannot be "
@@ -140,13 +144,24 @@ def _build_foreign(cls: type, args: dict[str, Any], convert: bool, where: str) -
     if optimizer is not None and not isinstance(optimizer, Optimizer):
         args["optimizer"] = raw_optimizer(optimizer)
     _check_arguments(cls, args, where)
-    return _call(cls, cls, args, where)
+    return _call(cls, cls, args, where, located)
 
 
-def _call(func: Any, cls: type, args: Mapping[str, Any], where: str, **extra: Any) -> Any:
+def _call(
+    func: Any, cls: type, args: Mapping[str, Any], where: str,
+    located: tuple[Any, str | None], **extra: Any,
+) -> Any:  # fmt: skip
+    """``func(**args, **extra)``; a value the scheduler rejects is named by its config key
+    (``located``: the config node and its key path)."""
+    source, key_path = located
+    key_path = config_location(source)[0] or key_path
+    raise_if_violated(cls, args, source, key_path)
     try:
         return func(**args, **extra)
     except Exception as exc:
+        value_error = rejected(cls, args, exc, source, key_path)
+        if value_error is not None:
+            raise value_error from exc
         add_note = getattr(exc, "add_note", None)
         if add_note is not None:
             add_note(f"while building {cls.__name__}{where}")
