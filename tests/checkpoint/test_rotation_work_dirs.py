@@ -27,9 +27,9 @@ RUNNER_TESTS = os.path.join(os.path.dirname(HERE), "runner")
 
 def config(work_dir, epochs, by_epoch=True, **overrides):
     """4 iterations an epoch; a checkpoint each epoch (or every 4 iterations), 2 kept, and
-    the best by validation accuracy."""
+    the 2 best by validation accuracy."""
     hook = dict(type="CheckpointHook", interval=1 if by_epoch else 4, by_epoch=by_epoch,
-                max_keep_ckpts=2, save_best="auto")  # fmt: skip
+                max_keep_ckpts=2, save_best="auto", max_keep_best=2)  # fmt: skip
     train_cfg = (
         dict(by_epoch=True, max_epochs=epochs, val_interval=1)
         if by_epoch
@@ -83,7 +83,7 @@ def test_a_copied_work_dir_rotates_its_own_files_and_leaves_the_original(tmp_pat
     train(copy, 6, by_epoch, resume=True)
     assert snapshot(orig) == before
     assert interval_checkpoints(copy, by_epoch) == last(by_epoch, 5, 6)
-    assert len(best_checkpoints(copy)) == 1
+    assert len(best_checkpoints(copy)) == 2
 
 
 @pytest.mark.parametrize("by_epoch", [True, False], ids=["epochs", "iterations"])
@@ -97,7 +97,7 @@ def test_a_new_experiment_from_another_runs_checkpoint_never_touches_that_run(
     runner = train(new, 6, by_epoch, resume=True, load_from=str(source))
     assert snapshot(orig) == before
     assert interval_checkpoints(new, by_epoch) == last(by_epoch, 5, 6)
-    assert len(best_checkpoints(new)) <= 1
+    assert len(best_checkpoints(new)) <= 2
     hook = next(h for h in runner.hooks if isinstance(h, CheckpointHook))
     assert all(p.startswith(str(new)) for p in hook.kept + list(hook.best_paths.values()))
 
@@ -109,7 +109,7 @@ def test_a_moved_work_dir_keeps_rotating(tmp_path, by_epoch):
     os.rename(orig, moved)
     train(moved, 6, by_epoch, resume=True)
     assert interval_checkpoints(moved, by_epoch) == last(by_epoch, 5, 6)
-    assert len(best_checkpoints(moved)) == 1
+    assert len(best_checkpoints(moved)) == 2
 
 
 def test_a_state_of_absolute_paths_from_before_is_placed_in_the_moved_folder(tmp_path):
@@ -226,4 +226,4 @@ def test_bucket_work_dirs_copied_moved_and_resumed_from_elsewhere(tmp_path, s3):
     os.environ["CADENCE_STAGING_DIR"] = str(tmp_path / "machine_b")  # the s3 fixture resets it
     train(moved, 5, resume=True)
     assert bucket_names(fs, moved, "epoch_") == ["epoch_4.pth", "epoch_5.pth"]
-    assert len(bucket_names(fs, moved, "best_")) == 1
+    assert len(bucket_names(fs, moved, "best_")) == 2
