@@ -308,7 +308,7 @@ def test_set_length_in_before_train_sets_the_epochs_and_iterations_trained(tmp_p
     runner.train()
     assert (runner.epoch, runner.iter, runner.max_epochs, runner.max_iters) == (2, 8, 2, 8)
 
-    runner = Runner.from_cfg(config(tmp_path, "uneven"))
+    runner = Runner.from_cfg(config(tmp_path / "uneven", "uneven"))  # a work dir of its own
     runner.register_hook(Lengthen(max_epochs=4, max_iters=15))  # epochs of different lengths
     runner.train()
     assert (runner.epoch, runner.max_epochs, runner.max_iters) == (4, 4, 15)
