@@ -99,11 +99,24 @@ def _main(argv: Sequence[str] | None) -> int:
     ) as exc:
         if args.debug:
             raise
-        print(f"cadence: error: {exc}", file=sys.stderr)
+        print(_explained(exc), file=sys.stderr)
         if isinstance(exc, CliError):
             return exc.exit_code
         unverifiable = isinstance(exc, CheckpointError)
         return int(ExitCode.CHECKPOINT_UNVERIFIABLE if unverifiable else ExitCode.CONFIG_ERROR)
+
+
+def _explained(exc: BaseException) -> str:
+    """The error's paragraph; a lookup that failed because a downstream package's module did
+    not import (mmcv.ops without compiled mmcv) is told as that import's failure."""
+    cause = exc.__cause__
+    if isinstance(cause, ImportError):
+        from ..compat.failures import import_failure
+
+        message = import_failure(cause)
+        if message is not None:
+            return message
+    return f"cadence: error: {exc}"
 
 
 if __name__ == "__main__":  # pragma: no cover

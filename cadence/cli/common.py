@@ -121,3 +121,23 @@ def open_downstream_door(cfg: Any, path: str) -> None:
             f"install it (e.g. `pip install --no-deps {scope}` plus its dependencies, see "
             f"docs/openmmlab.md), or set default_scope to a package that is installed"
         )
+    _import_models_or_explain(scope)
+
+
+def _import_models_or_explain(scope: str) -> None:
+    """With mmcv-lite (no compiled ops), import the scope's models now, so that a package
+    needing ``mmcv.ops`` fails in one paragraph rather than in each registry lookup."""
+    import importlib
+    import importlib.util
+
+    from ..compat.failures import compiled_mmcv_absent, import_failure
+
+    if not compiled_mmcv_absent() or importlib.util.find_spec(f"{scope}.models") is None:
+        return
+    try:
+        importlib.import_module(f"{scope}.models")
+    except ImportError as exc:
+        message = import_failure(exc)
+        if message is None:
+            raise
+        raise CliError(message.removeprefix("cadence: error: ")) from None

@@ -144,6 +144,7 @@ class ComponentChecker:
         provided: Iterable[str] = (),
         partial: bool = False,
         stand_ins: Mapping[str, Any] | None = None,
+        owner_built: bool = False,
     ) -> None:
         """Report arguments ``target`` does not take, required ones nobody gives and values
         its constraints reject (:func:`~cadence.registry.constraints.violations`).
@@ -151,6 +152,10 @@ class ComponentChecker:
         ``provided`` are the names the builder passes itself (``stand_ins``: values for
         them, when the constraints build a throw-away ``target``); ``partial`` skips the
         missing-argument check and building (functions called later with more arguments).
+        ``owner_built``: a part nested in another component's arguments, which its owner
+        builds and may take arguments out of first (mmcv's ``build_norm_layer`` takes
+        ``requires_grad``), so an unknown argument there is an error only when it looks
+        like a misspelling of one ``target`` takes, and a warning otherwise.
         """
         try:
             params = inspect.signature(target).parameters
@@ -162,10 +167,15 @@ class ComponentChecker:
         if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
             for arg in args:
                 if arg not in named:
+                    hint = did_you_mean(arg, named)
+                    unsure = owner_built and not hint
                     self._report(
                         join(path, arg),
                         f"{_name_of(target)} takes no argument '{arg}'."
-                        f"{did_you_mean(arg, named) or ' It takes: ' + ', '.join(named) + '.'}",
+                        f"{hint or ' It takes: ' + ', '.join(named) + '.'}"
+                        + (" Its owner builds it and may take that argument itself." if unsure
+                           else ""),
+                        warning=unsure,
                     )
         self.check_values(target, {k: v for k, v in args.items() if k in named}, path,
                           None if partial else stand_ins or {})  # fmt: skip
@@ -201,6 +211,7 @@ class ComponentChecker:
         nested: Registry | None = None,
         partial: bool = False,
         stand_ins: Mapping[str, Any] | None = None,
+        owner_built: bool = False,
     ) -> Any:
         """Check one ``dict(type=...)``: its type, its arguments (except ``skip``; see
         :meth:`check_args`) and, when ``nested`` is given, the ``type``\\ s nested in
@@ -210,7 +221,7 @@ class ComponentChecker:
             return None
         self.checked += 1
         args = {k: v for k, v in node.items() if k not in NOT_ARGUMENTS and k not in skip}
-        self.check_args(target, args, path, provided, partial, stand_ins)
+        self.check_args(target, args, path, provided, partial, stand_ins, owner_built)
         if nested is not None:
             for key, value in args.items():
                 self.nested(value, join(path, key), nested)
@@ -232,14 +243,15 @@ class ComponentChecker:
         # The owner builds nested parts itself and may pass more arguments (a norm
         # layer's channels...), so only unknown arguments are reported for them.
         if not isinstance(name, str):
-            self.component(value, path, registry, nested=registry, partial=True)
+            self.component(value, path, registry, nested=registry, partial=True,
+                           owner_built=True)  # fmt: skip
             return
         if path.rsplit(".", 1)[-1] == "init_cfg":
             self.component(value, path, WEIGHT_INITIALIZERS)
             return
         owner = self._owner_of(name, registry)
         if owner is not None:
-            self.component(value, path, owner, nested=owner, partial=True)
+            self.component(value, path, owner, nested=owner, partial=True, owner_built=True)
             return
         candidates = registry._candidate_names()
         hint = did_you_mean(name, candidates)

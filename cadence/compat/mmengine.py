@@ -14,41 +14,15 @@ from __future__ import annotations
 import os
 import runpy
 import sys
-import traceback
 from collections.abc import Sequence
 
+from ..registry import RegistryError
 from .alias import AliasConflict, install
+from .failures import compiled_mmcv_missing, import_failure
 
 install()
 
 USAGE = "usage: python -m cadence.compat.mmengine SCRIPT [ARGS...]"
-
-
-def import_failure(exc: ImportError) -> str | None:
-    """One paragraph for an import the alias cannot satisfy, or None when it is not one.
-
-    It names the import, the file and line of the user's code that made it, and what to
-    install or read; ``None`` for an ImportError raised by something else.
-    """
-    missing = exc.name or ""
-    text = str(exc)
-    from_cadence = "cadence" in text or missing.split(".")[0] in ("mmengine", "cadence")
-    frames = traceback.extract_tb(exc.__traceback__)
-    user = [f for f in frames if "importlib" not in f.filename and "/cadence/" not in f.filename]
-    where = f" (imported at {user[-1].filename}:{user[-1].lineno})" if user else ""
-    if from_cadence:
-        advice = (
-            "cadence implements mmengine's API at 0.10.7 but not this part of it; "
-            "docs/mmengine_module_status.md lists what is provided"
-        )
-        return f"cadence: error: {text}{where}. {advice}."
-    if isinstance(exc, ModuleNotFoundError) and missing:
-        package = missing.split(".")[0]
-        return (
-            f"cadence: error: {text}{where}. The script needs the package '{package}', which "
-            f"is not installed; install it (for OpenMMLab packages see docs/openmmlab.md)."
-        )
-    return None
 
 
 def run_script(argv: Sequence[str]) -> int:
@@ -64,8 +38,11 @@ def run_script(argv: Sequence[str]) -> int:
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     try:
         runpy.run_path(script, run_name="__main__")
-    except ImportError as exc:
-        message = import_failure(exc)
+    except (ImportError, RegistryError) as exc:
+        # A registry lookup that failed because its location did not import names it
+        # as its cause (mmdet's models importing mmcv.ops without compiled mmcv).
+        cause = exc if isinstance(exc, ImportError) else exc.__cause__
+        message = import_failure(cause) if isinstance(cause, ImportError) else None
         if message is None:
             raise
         print(message, file=sys.stderr)
@@ -78,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_script(list(sys.argv[1:] if argv is None else argv))
 
 
-__all__ = ["AliasConflict", "import_failure", "main", "run_script"]
+__all__ = ["AliasConflict", "compiled_mmcv_missing", "import_failure", "main", "run_script"]
 
 if __name__ == "__main__":
     raise SystemExit(main())

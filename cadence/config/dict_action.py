@@ -62,7 +62,8 @@ def parse_value(text: str, option: str = "") -> Any:
     elif "," not in text:
         return parse_scalar(text)
     parts = [part for part in _split_top_level(text, option) if part != ""]
-    if parts == [text] and "," in text:  # no top-level comma: a call such as dict(a=1,b=2)
+    bracketed = text[:1] in _PAIRS and text[-1:] == _PAIRS[text[:1]]
+    if parts == [text] and "," in text and not bracketed:  # a call such as dict(a=1,b=2)
         raise ConfigError(
             f"cannot parse the --cfg-options value {text!r}: values are numbers, strings, "
             "lists [a,b] and tuples (a,b). Set a dict in the config file, or each of its keys "

@@ -169,7 +169,14 @@ def _describe(allowed: tuple[Any, ...]) -> str:
 
 def annotation_problems(target: Any, args: Mapping[str, Any]) -> dict[str, str]:
     """Arguments whose constructor annotation is a plain type (``int``, ``float``,
-    ``bool``, ``str``, optionally ``| None``) and whose value is not of it."""
+    ``bool``, ``str``, optionally ``| None``) and whose value is not of it.
+
+    Only cadence's own components are judged by their annotations: other packages' are
+    hints that their own configs do not always follow (mmdet's ``CachedMixUp`` says
+    ``pad_val: float``, its rtmdet configs pass a tuple) and that mmengine never checked.
+    """
+    if not str(getattr(target, "__module__", "")).startswith("cadence."):
+        return {}
     function = getattr(target, "__init__") if isinstance(target, type) else target  # noqa: B009
     try:
         hints = typing.get_type_hints(function)

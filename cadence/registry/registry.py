@@ -78,7 +78,7 @@ class Registry:
         self._children: dict[str, Registry] = {}
         self._locations = list(locations or [])
         self._imported = False
-        self._import_failures: dict[str, str] = {}
+        self._import_failures: dict[str, Exception] = {}
         self._warned_scopes: set[str] = set()
         self.parent = parent
         if parent is not None:
@@ -242,7 +242,7 @@ class Registry:
         try:
             then(importlib.import_module(location))
         except Exception as exc:  # a broken location must not hide the others
-            self._import_failures[location] = f"{type(exc).__name__}: {exc}"
+            self._import_failures[location] = exc
             warnings.warn(
                 f"registry '{self.name}' (scope '{self.scope}') could not import "
                 f"its location '{location}': {exc}",
@@ -377,8 +377,9 @@ class Registry:
             for loc, err in node._import_failures.items()
         }
         for loc, err in failures.items():
-            message += f"\n  note: location '{loc}' failed to import ({err})"
-        return self._raise(message)
+            message += f"\n  note: location '{loc}' failed to import ({type(err).__name__}: {err})"
+        # The first failure is the cause, so that a caller can tell what to install.
+        raise RegistryError(message) from next(iter(failures.values()), None)
 
     @staticmethod
     def _raise(message: str) -> Any:

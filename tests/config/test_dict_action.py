@@ -188,3 +188,11 @@ def test_a_call_in_a_value_is_an_error_naming_the_key_not_a_recursion():
     with pytest.raises(ConfigError, match="cannot parse the --cfg-options value") as info:
         parse_options(["custom_hooks=[dict(type='EMAHook',momentum=0.1)]"])
     assert "custom_hooks.0.name=value" in str(info.value)
+
+
+def test_dict_action_list_of_one_tuple():
+    # mmdet's train_cfg.dynamic_intervals: a list holding one (epoch, interval) pair
+    from cadence.config.dict_action import parse_value
+
+    assert parse_value("[(1,1)]") == [(1, 1)]
+    assert parse_value("[[1,2]]") == [[1, 2]]
