@@ -268,6 +268,10 @@ class PersistenceMixin:
             experiment_name=self._experiment_name, cfg=self._cfg_text,
             world_size=self.strategy.world_size,
         )  # fmt: skip
+        dataset = getattr(getattr(self._train_loop, "dataloader", None), "dataset", None)
+        metainfo = getattr(dataset, "metainfo", None)
+        if metainfo is not None:  # as mmengine: its resume and the inferencers read it
+            meta.setdefault("dataset_meta", metainfo)
         with self.heartbeat.busy("saving a checkpoint"):  # the hang watchdog: every rank saves
             return self.checkpoints.save(
                 os.path.join(out_dir, filename), meta=meta, save_optimizer=save_optimizer,
