@@ -304,22 +304,31 @@ class CheckpointManager:
 
     def resume_latest(self, before_load: BeforeLoad | None = None) -> str | None:
         """Resume from the newest checkpoint of the work dir that verifies; return its path,
-        or None where the work dir holds no checkpoint. Unusable ones are skipped with a
+        or None where the work dir holds no checkpoint. A work dir without any manifest
+        (mmengine's) resumes from its ``last_checkpoint`` target unverified, with one
+        warning. Otherwise unusable ones are skipped with a
         warning saying why; checkpoints that exist but none of which can be verified stop
         the run (:class:`CheckpointError`) rather than being overwritten by a new one."""
         staged = self.storage is not None and self._pull_index()
         try:
-            find_latest_checkpoint(self.work_dir)
+            latest = find_latest_checkpoint(self.work_dir)
         except CheckpointError as e:
+            latest = None
             self.logger.warning(f"{e}; looking for the newest verified checkpoint instead")
         unverified = unverified_checkpoints(self.work_dir)
+        resolve = self.storage.local if self.storage is not None else None
+        candidates = checkpoint_candidates(self.work_dir, staged=staged, resolve=resolve)
+        bare = {os.path.abspath(path) for path in unverified}
+        if not candidates and latest and os.path.abspath(latest) in bare:  # mmengine's work dir
+            self.logger.info(f"{self.work_dir} has no manifests (an mmengine work dir?)")
+            self.resume(latest, before_load=before_load)  # warns once: unverified
+            return latest
         for path in unverified:
             self.logger.warning(
                 f"Skipping checkpoint {path}: it has no manifest, so it could not be verified"
             )
         skipped: list[str] = []
-        resolve = self.storage.local if self.storage is not None else None
-        for path in checkpoint_candidates(self.work_dir, staged=staged, resolve=resolve):
+        for path in candidates:
             try:
                 self.resume(path, before_load=before_load)
             except (CheckpointError, FileNotFoundError) as e:  # incl. a missing shard folder
