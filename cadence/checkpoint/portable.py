@@ -26,7 +26,10 @@ PICKLED_AS: dict[type, tuple[str, str]] = {
 }
 
 
-class PortablePickler(pickle._Pickler):  # type: ignore[name-defined,misc]
+_PurePickler: Any = pickle._Pickler
+
+
+class PortablePickler(_PurePickler):
     """``pickle``'s pickler, writing the classes of :data:`PICKLED_AS` under their
     mmengine names (the pure-Python pickler: the C one cannot be told a name)."""
 
