@@ -95,6 +95,7 @@ class _TrainLoop(BaseLoop):
         self._inner_iter = 0  # batches finished in the current epoch
         self._max_iters = 0  # set by the subclass (set_length)
         self._finishing = _Finishing.NOTHING  # which after-hooks are running
+        self._val_pending = False  # resumed from a checkpoint taken just before a validation
         self._iterated = False  # whether this process has built an iterator over the data
         self._loaded: Mapping[str, Any] | None = None  # loaded, not yet continued from
         self.val_begin = val_begin
@@ -182,6 +183,13 @@ class _TrainLoop(BaseLoop):
         first, self._iterated = not self._iterated, True
         return mid_epoch or (first and self._iter > 0 and draws_once(self.dataloader))
 
+    def _run_pending_val(self) -> None:
+        """Validate first when the checkpoint resumed from was taken just before a validation."""
+        if self._val_pending:
+            self._val_pending = False
+            if self._runner.val_loop is not None:
+                self._validate()
+
     def run_iter(self, batch_idx: int, data_batch: Any) -> None:
         """One optimization step and its hooks."""
         runner = self._runner
@@ -211,12 +219,15 @@ class _TrainLoop(BaseLoop):
         self._inner_iter += 1
         beat.steps += 1
 
-    def state_dict(self) -> dict[str, Any]:
-        """Position to resume from and the dataloader's state.
+    def _val_due_after(self, epoch: int, it: int) -> bool:
+        """Whether a validation follows the step whose after-hooks are running now."""
+        raise NotImplementedError
 
-        Inside an after-hook the current step counts as done. A validation that follows
-        the step is not repeated by a run resumed from the checkpoint (mmengine's
-        behaviour: it ran, after the checkpoint was written).
+    def state_dict(self) -> dict[str, Any]:
+        """Position to resume from, the dataloader's state and whether a validation is due.
+
+        Inside an after-hook the current step counts as done; a checkpoint taken
+        there precedes the validation that may follow the step (``val_pending``).
         """
         epoch, it, inner = self._epoch, self._iter, self._inner_iter
         finishing = self._finishing
@@ -224,10 +235,12 @@ class _TrainLoop(BaseLoop):
             it, inner = it + 1, inner + 1
         elif finishing is _Finishing.EPOCH:
             epoch, inner = epoch + 1, 0
+        pending = finishing is not _Finishing.NOTHING and self._val_due_after(epoch, it)
         return {
             "epoch": epoch,
             "iter": it,
             "inner_iter": inner,
+            "val_pending": pending,
             "dataloader": dataloader_state_dict(self.dataloader),
             "data": self._data_state(epoch, inner),
         }
@@ -256,6 +269,7 @@ class _TrainLoop(BaseLoop):
         self._epoch = int(state["epoch"])
         self._iter = int(state["iter"])
         self._inner_iter = int(state.get("inner_iter", 0))
+        self._val_pending = bool(state.get("val_pending", False))
         if "dataloader" in state:
             load_dataloader_state_dict(self.dataloader, state["dataloader"])
         self._loaded = state
@@ -315,6 +329,9 @@ class EpochBasedTrainLoop(_TrainLoop):
         elif max_epochs is not None:
             self._max_iters = self._max_epochs * len(self.dataloader)
 
+    def _val_due_after(self, epoch: int, it: int) -> bool:
+        return self._finishing is _Finishing.EPOCH and self._val_due(epoch, self._max_epochs)
+
     def _data_position(self, epoch: int, inner: int) -> DataPosition:
         if inner == 0:
             return DataPosition(epoch, 0)
@@ -339,6 +356,7 @@ class EpochBasedTrainLoop(_TrainLoop):
         """Train to ``max_epochs``; return the model."""
         runner = self._runner
         self._before_train()
+        self._run_pending_val()
         while self._epoch < self._max_epochs and not self.stop_training:
             self.run_epoch()
             self._update_val_interval(self._epoch)
@@ -409,6 +427,9 @@ class IterBasedTrainLoop(_TrainLoop):
         if max_iters is not None:
             self._max_iters = _positive_int("max_iters", max_iters)
 
+    def _val_due_after(self, epoch: int, it: int) -> bool:
+        return self._finishing is _Finishing.ITER and self._val_due(it, self._max_iters)
+
     def _data_position(self, epoch: int, inner: int) -> DataPosition:
         if self._endless is not None:
             return self._endless.position
@@ -442,6 +463,7 @@ class IterBasedTrainLoop(_TrainLoop):
         runner = self._runner
         self._before_train()
         runner.call_hook("before_train_epoch")
+        self._run_pending_val()
         batches = self._resume_iterator()
         runner.model.train()  # once, and again after each validation (it walks every module)
         # validation and interval changes happen at known iterations: one comparison per step

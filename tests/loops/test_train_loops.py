@@ -200,7 +200,7 @@ def test_validation_during_training_leaves_the_random_streams_alone(tmp_path):
     assert_same_weights(with_val, without)  # validation drew numbers, training did not notice
 
 
-def test_resume_does_not_repeat_the_validation_that_followed_the_checkpoint(tmp_path):
+def test_resume_runs_the_validation_that_followed_the_checkpoint(tmp_path):
     hooks = dict(
         logger=dict(type="LoggerHook", progress="off"),
         checkpoint=dict(type="CheckpointHook", interval=1, by_epoch=True),
@@ -212,7 +212,7 @@ def test_resume_does_not_repeat_the_validation_that_followed_the_checkpoint(tmp_
         config(tmp_path / "part", "resumed", val=True, default_hooks=hooks, resume=True)
     )
     assert [v[:2] for v in full_rec.vals] == [(1, 4), (2, 8), (3, 12)]
-    assert resumed_rec.vals == full_rec.vals[1:]  # epoch 1's ran before the crash (mmengine)
+    assert resumed_rec.vals == full_rec.vals  # epoch 1's validation ran again, first
     assert resumed_rec.losses == full_rec.losses[4:]
     assert_same_weights(full, resumed)
 
