@@ -302,13 +302,16 @@ class CheckpointManager:
             self._pull_index()
         return held_checkpoints(self.work_dir)
 
-    def resume_latest(self, before_load: BeforeLoad | None = None) -> str | None:
+    def resume_latest(
+        self, before_load: BeforeLoad | None = None, foreign: bool = False
+    ) -> str | None:
         """Resume from the newest checkpoint of the work dir that verifies; return its path,
-        or None where the work dir holds no checkpoint. A work dir without any manifest
-        (mmengine's) resumes from its ``last_checkpoint`` target unverified, with one
-        warning. Otherwise unusable ones are skipped with a
-        warning saying why; checkpoints that exist but none of which can be verified stop
-        the run (:class:`CheckpointError`) rather than being overwritten by a new one."""
+        or None where the work dir holds no checkpoint. A ``foreign`` work dir (one that
+        cadence never ran in) without any manifest, mmengine's, resumes from its
+        ``last_checkpoint`` target unverified, with one warning. Otherwise unusable ones
+        are skipped with a warning saying why; checkpoints that exist but none of which
+        can be verified stop the run (:class:`CheckpointError`) rather than being
+        overwritten by a new one."""
         staged = self.storage is not None and self._pull_index()
         try:
             latest = find_latest_checkpoint(self.work_dir)
@@ -319,8 +322,8 @@ class CheckpointManager:
         resolve = self.storage.local if self.storage is not None else None
         candidates = checkpoint_candidates(self.work_dir, staged=staged, resolve=resolve)
         bare = {os.path.abspath(path) for path in unverified}
-        if not candidates and latest and os.path.abspath(latest) in bare:  # mmengine's work dir
-            self.logger.info(f"{self.work_dir} has no manifests (an mmengine work dir?)")
+        if foreign and not candidates and latest and os.path.abspath(latest) in bare:
+            self.logger.info(f"{self.work_dir} is not cadence's and has no manifest (mmengine's?)")
             self.resume(latest, before_load=before_load)  # warns once: unverified
             return latest
         for path in unverified:
