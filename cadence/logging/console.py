@@ -39,6 +39,9 @@ class LogLine(str):
         line.console = console
         return line
 
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:  # lines go between ranks
+        return (LogLine, (str(self), self.console))
+
 
 class ConsoleFormatter(logging.Formatter):
     """``message`` for INFO and below, ``LEVEL: message`` above, with the code location
