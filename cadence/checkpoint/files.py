@@ -30,7 +30,8 @@ from typing import Any
 
 import torch
 
-from .unpickling import allowed_globals
+from . import portable
+from .unpickling import allowed_globals, mmengine_globals
 
 MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_FORMAT = "cadence-checkpoint"
@@ -172,7 +173,7 @@ def atomic_torch_save(
     fd, tmp = temp_file(directory, ".ckpt-")
     try:
         with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
+            torch.save(obj, f, pickle_module=portable.pickle_module)  # mmengine reads it too
             f.flush()
             with ThreadPoolExecutor(1) as pool:
                 sent = pool.submit(upload, tmp) if upload is not None else None
@@ -418,14 +419,15 @@ def safe_torch_load(
     safe_globals: Sequence[Any] = (),
     source: str | None = None,
 ) -> Any:
-    """``torch.load(weights_only=True)``, allowing also ``safe_globals`` (classes whose
+    """``torch.load(weights_only=True)``, allowing also what mmengine's checkpoints name
+    (:func:`~.unpickling.mmengine_globals`) and ``safe_globals`` (classes whose
     unpickling runs no code beyond setting their fields); refusals and damage
     become :class:`CheckpointError` naming ``source`` (default: ``filename``)."""
     import pickle
 
     name = source or str(filename)
     try:
-        with allowed_globals(list(safe_globals)):
+        with allowed_globals([*mmengine_globals(), *safe_globals]):
             return torch.load(filename, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

@@ -302,24 +302,36 @@ class CheckpointManager:
             self._pull_index()
         return held_checkpoints(self.work_dir)
 
-    def resume_latest(self, before_load: BeforeLoad | None = None) -> str | None:
+    def resume_latest(
+        self, before_load: BeforeLoad | None = None, foreign: bool = False
+    ) -> str | None:
         """Resume from the newest checkpoint of the work dir that verifies; return its path,
-        or None where the work dir holds no checkpoint. Unusable ones are skipped with a
-        warning saying why; checkpoints that exist but none of which can be verified stop
-        the run (:class:`CheckpointError`) rather than being overwritten by a new one."""
+        or None where the work dir holds no checkpoint. A ``foreign`` work dir (one that
+        cadence never ran in) without any manifest, mmengine's, resumes from its
+        ``last_checkpoint`` target unverified, with one warning. Otherwise unusable ones
+        are skipped with a warning saying why; checkpoints that exist but none of which
+        can be verified stop the run (:class:`CheckpointError`) rather than being
+        overwritten by a new one."""
         staged = self.storage is not None and self._pull_index()
         try:
-            find_latest_checkpoint(self.work_dir)
+            latest = find_latest_checkpoint(self.work_dir)
         except CheckpointError as e:
+            latest = None
             self.logger.warning(f"{e}; looking for the newest verified checkpoint instead")
         unverified = unverified_checkpoints(self.work_dir)
+        resolve = self.storage.local if self.storage is not None else None
+        candidates = checkpoint_candidates(self.work_dir, staged=staged, resolve=resolve)
+        bare = {os.path.abspath(path) for path in unverified}
+        if foreign and not candidates and latest and os.path.abspath(latest) in bare:
+            self.logger.info(f"{self.work_dir} is not cadence's and has no manifest (mmengine's?)")
+            self.resume(latest, before_load=before_load)  # warns once: unverified
+            return latest
         for path in unverified:
             self.logger.warning(
                 f"Skipping checkpoint {path}: it has no manifest, so it could not be verified"
             )
         skipped: list[str] = []
-        resolve = self.storage.local if self.storage is not None else None
-        for path in checkpoint_candidates(self.work_dir, staged=staged, resolve=resolve):
+        for path in candidates:
             try:
                 self.resume(path, before_load=before_load)
             except (CheckpointError, FileNotFoundError) as e:  # incl. a missing shard folder

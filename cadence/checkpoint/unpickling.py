@@ -51,3 +51,87 @@ def weights_only_loads(extra: Sequence[Any] = ()) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+#: The statistics an mmengine ``HistoryBuffer`` pickles by name (``getattr(cls, name)``).
+_STATISTICS = ("min", "max", "current", "mean")
+#: numpy dtypes whose arrays and scalars checkpoints may hold (no object dtype).
+_NUMPY_TYPECODES = "?bBhHiIlLqQefdgFDG"
+
+
+def _statistic_method(owner: Any, name: Any) -> Any:
+    """``getattr`` as an mmengine checkpoint uses it: a builtin statistic of the history
+    buffer and nothing else (any other owner or name is refused)."""
+    import pickle
+
+    from ..logging.history_buffer import HistoryBuffer
+
+    if owner is HistoryBuffer and name in _STATISTICS:
+        return getattr(HistoryBuffer, name)
+    raise pickle.UnpicklingError(
+        f"refused getattr({getattr(owner, '__name__', type(owner).__name__)}, {name!r}): "
+        "a checkpoint may name only the statistics of a HistoryBuffer"
+    )
+
+
+def _numpy_reconstruct(subtype: Any, shape: Any, dtype: Any) -> Any:
+    """numpy's array reconstructor, for plain ``ndarray`` s only."""
+    import pickle
+
+    import numpy as np
+
+    if subtype is not np.ndarray:
+        raise pickle.UnpicklingError(f"refused an array of type {subtype!r}: only ndarray")
+    return np.ndarray.__new__(np.ndarray, shape, dtype)
+
+
+def _numpy_scalar(dtype: Any, data: Any = None) -> Any:
+    """numpy's scalar reconstructor, for numeric and boolean dtypes only."""
+    import pickle
+
+    import numpy as np
+
+    if not isinstance(dtype, np.dtype) or dtype.char not in _NUMPY_TYPECODES:
+        raise pickle.UnpicklingError(f"refused a numpy scalar of dtype {dtype!r}")
+    return np.frombuffer(data, dtype=dtype, count=1)[0]
+
+
+def _numpy_dtype(spec: Any, align: Any = False, copy: Any = False) -> Any:
+    """``numpy.dtype`` for numeric and boolean types only."""
+    import pickle
+
+    import numpy as np
+
+    dtype = np.dtype(spec, align, copy)
+    if dtype.char not in _NUMPY_TYPECODES:
+        raise pickle.UnpicklingError(f"refused numpy dtype {spec!r}: only numbers and booleans")
+    return dtype
+
+
+def mmengine_globals() -> list[Any]:
+    """What a checkpoint written by mmengine names, mapped to what a weights-only load
+    may build: mmengine's ``HistoryBuffer`` and ``MessageHub`` become cadence's, numpy
+    arrays, scalars and dtypes of numbers and booleans (under numpy 1's and 2's module
+    names) are rebuilt by checked reconstructors, and ``getattr`` reaches only the
+    statistics of a history buffer. Entries are ``(object, 'module.name')`` pairs for
+    :func:`allowed_globals`."""
+    import numpy as np
+
+    from ..logging.history_buffer import HistoryBuffer
+    from ..logging.message_hub import MessageHub
+
+    entries: list[Any] = [
+        (HistoryBuffer, "mmengine.logging.history_buffer.HistoryBuffer"),
+        (MessageHub, "mmengine.logging.message_hub.MessageHub"),
+        (_statistic_method, "__builtin__.getattr"),
+        (_statistic_method, "builtins.getattr"),
+        (np.ndarray, "numpy.ndarray"),
+        (_numpy_dtype, "numpy.dtype"),
+    ]
+    for module in ("numpy.core.multiarray", "numpy._core.multiarray"):
+        entries += [(_numpy_reconstruct, f"{module}._reconstruct"),
+                    (_numpy_scalar, f"{module}.scalar")]  # fmt: skip
+    for code in _NUMPY_TYPECODES:  # a dtype's own class, which BUILD sets the state of
+        kind = type(np.dtype(code))
+        entries.append((kind, f"{kind.__module__}.{kind.__qualname__}"))
+    return entries

@@ -82,6 +82,15 @@ def _permutation(size: int, shuffle: bool, seed: int) -> torch.Tensor:
     return torch.randperm(size, generator=generator)
 
 
+def _passes(size: int, shuffle: bool, seed: int) -> Iterator[torch.Tensor]:
+    """Permutation 0, 1, ... of ``range(size)``, drawn in turn from one generator seeded
+    with ``seed`` (as mmengine's ``InfiniteSampler``); ``arange`` without ``shuffle``."""
+    generator = torch.Generator()
+    generator.manual_seed(seed)
+    while True:
+        yield torch.randperm(size, generator=generator) if shuffle else torch.arange(size)
+
+
 def _require(state: Mapping[str, Any], keys: tuple[str, ...], owner: str) -> None:
     if not isinstance(state, Mapping):
         raise TypeError(f"{owner}.load_state_dict expects a dict, got {type(state).__name__}")
@@ -229,11 +238,11 @@ class DefaultSampler(Sampler[int]):
 class InfiniteSampler(Sampler[int]):
     """An endless stream of indices for iteration-based training, split between ranks.
 
-    The shared stream is permutation 0, permutation 1, ... of the dataset, where
-    permutation ``k`` is drawn from ``seed + k`` (the order :class:`DefaultSampler`
-    uses in epoch ``k``); rank ``r`` takes positions ``r, r+W, r+2W, ...`` of it.
-    Because each permutation has its own seed, :meth:`set_start_index` jumps to
-    any position without drawing the permutations before it. Every ``iter()``
+    The shared stream is permutation 0, permutation 1, ... of the dataset, drawn one
+    after the other from one generator seeded with ``seed`` (mmengine's order, so
+    iteration-based runs see the same samples); rank ``r`` takes positions
+    ``r, r+W, r+2W, ...`` of it. :meth:`set_start_index` to a position in pass ``k``
+    draws the ``k`` permutations before it again (one ``randperm`` each). Every ``iter()``
     starts the stream over (at the pending start index, else at 0), so a
     training loop keeps one iterator for the whole run.
 
@@ -282,11 +291,14 @@ class InfiniteSampler(Sampler[int]):
         size = len(self.dataset)
         if size == 0:
             return
+        passes = _passes(size, self.shuffle, self.seed)
+        done = 0  # permutations drawn so far
         while True:
             permutation, offset = divmod(position, size)
-            chunk = _permutation(size, self.shuffle, self.seed + permutation)[
-                offset :: self.world_size
-            ]
+            while done <= permutation:
+                order = next(passes)
+                done += 1
+            chunk = order[offset :: self.world_size]
             yield from chunk.tolist()
             position += len(chunk) * self.world_size
 

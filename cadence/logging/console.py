@@ -1,8 +1,8 @@
 """What a run's console shows, as opposed to its log file.
 
 The log file keeps the full record (``time - name - LEVEL - message``, the
-environment, the config, the hook table). The console of a run gets short
-lines: INFO messages without the prefix, other levels as ``LEVEL: message``,
+environment, the config, the hook table, every item of a log line). The console of a
+run gets short lines: INFO messages without the prefix, other levels as ``LEVEL: message``,
 and no *detail* records (logged with ``extra=DETAIL``) unless the run is
 verbose (``cadence train --verbose``, or ``CADENCE_VERBOSE=1`` in the
 environment, which also reaches processes started by torchrun).
@@ -28,12 +28,29 @@ def is_verbose() -> bool:
     return os.environ.get(VERBOSE_ENV, "").lower() in ("1", "true", "yes")
 
 
+class LogLine(str):
+    """A log line as the log file keeps it (every item: mmengine's line), carrying in
+    ``console`` the same fitted to the console (items wrapped, never a loss term hidden)."""
+
+    console: str
+
+    def __new__(cls, full: str, console: str) -> LogLine:
+        line = super().__new__(cls, full)
+        line.console = console
+        return line
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:  # lines go between ranks
+        return (LogLine, (str(self), self.console))
+
+
 class ConsoleFormatter(logging.Formatter):
     """``message`` for INFO and below, ``LEVEL: message`` above, with the code location
     for errors; tracebacks as usual."""
 
     def format(self, record: logging.LogRecord) -> str:
         message = record.getMessage()
+        if isinstance(record.msg, LogLine) and not record.args:
+            message = record.msg.console
         if record.levelno >= logging.ERROR:
             message = f"{record.levelname}: {record.pathname}:{record.lineno}: {message}"
         elif record.levelno > logging.INFO:
@@ -63,5 +80,5 @@ def tidy_console(logger: logging.Logger) -> None:
             handler.addFilter(HideDetails())
 
 
-__all__ = ["DETAIL", "VERBOSE_ENV", "ConsoleFormatter", "HideDetails", "is_verbose",
+__all__ = ["DETAIL", "VERBOSE_ENV", "ConsoleFormatter", "HideDetails", "LogLine", "is_verbose",
            "tidy_console"]  # fmt: skip

@@ -317,6 +317,25 @@ class HistoryBuffer:
         )
         self.__dict__.update(restored.__dict__)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """mmengine's fields (``max_length``, ``_log_history`` and ``_count_history`` as
+        numpy arrays): a checkpoint's buffers load in mmengine as its own."""
+        values, counts = self.data
+        return {"max_length": self.max_length, "_log_history": values, "_count_history": counts}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`__getstate__` wrote, or what mmengine's buffer pickles
+        (the same fields, and the ``statistics_methods`` it names, ignored: cadence's own
+        statistics are built in)."""
+        values = state.get("_log_history", ())
+        counts = state.get("_count_history", ())
+        restored = HistoryBuffer(
+            values.tolist() if hasattr(values, "tolist") else list(values),
+            counts.tolist() if hasattr(counts, "tolist") else list(counts),
+            int(state.get("max_length", 1_000_000)),
+        )
+        self.__dict__.update(restored.__dict__)
+
     @classmethod
     def from_state_dict(cls, state_dict: dict[str, Any]) -> HistoryBuffer:
         """Build a buffer from :meth:`state_dict` output."""

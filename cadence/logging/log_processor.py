@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..registry import LOG_PROCESSORS
 from ..utils.suggest import did_you_mean
+from .console import LogLine
+from .fitting import fit_items, fit_pieces
 from .history_buffer import HistoryBuffer, resolve_tensors
 
 if TYPE_CHECKING:
@@ -65,14 +67,16 @@ class LogProcessor:
         log_with_hierarchy: keep the ``train/``, ``val/`` prefixes in tags.
         mean_pattern: keys matching it are averaged over the window; others
             show their latest value.
-        max_width: the most characters of an iteration line: the least useful
-            items (``data_time``, memory, loss parts, ...) are left out of the
-            line until it fits (they stay in the returned tag, hence in the
-            scalars); ``None`` keeps every item (mmengine's lines).
+        max_width: the most characters of a line on the console: the least useful
+            items (``data_time``, memory, ...) are left out until it fits, then loss
+            terms, never left out, wrap onto more lines. The returned line is a
+            :class:`~cadence.logging.console.LogLine`: the log file gets every item
+            (mmengine's line), the console its ``console`` text; ``None`` keeps every
+            item on the console too.
 
     Training lines also show the throughput (``samples/s``: samples per step over
-    all processes divided by the step time; ``samples_per_sec`` in the tag), and
-    print ``loss`` once when the model returns a single loss term.
+    all processes divided by the step time; ``samples_per_sec`` in the tag); the
+    console prints ``loss`` once when the model returns a single loss term.
 
     With several processes, a training line (on every rank) shows each loss
     averaged over the ranks and ``data_time`` as the maximum over the ranks
@@ -187,14 +191,17 @@ class LogProcessor:
                 n: v for n, v in log_tag.items() if mode == "train" or n.startswith("val/loss")
             }
             parts = [n for n in shown if "loss" in n and n != "loss"]
-            if "loss" in shown and len(parts) == 1:  # `loss` is its one term: print it once
-                shown.pop(parts[0])
+            lone = "loss" in shown and len(parts) == 1  # the console prints `loss` once
             for index, (name, value) in enumerate(shown.items()):
                 rank = 85 if name == "loss" else 40 if name in parts else 50
+                rank = -1 if lone and name in parts else rank
                 text = f"{name}: {_format_value(value, self.num_digits)}"
                 pieces.append((f"  {text}" if index else text, rank))
-        log_str = fit_pieces(pieces, self.max_width)
-        return tag, log_str
+        return tag, LogLine(fit_pieces(pieces, None), fit_pieces(pieces, self.max_width))
+
+    def _items(self, *parts: Mapping[str, Any]) -> list[str]:
+        return [f"{name}: {_format_value(value, self.num_digits)}"
+                for part in parts for name, value in part.items()]  # fmt: skip
 
     def get_log_after_epoch(
         self, runner: RunnerProtocol, batch_idx: int, mode: str, with_non_scalar: bool = False
@@ -224,15 +231,15 @@ class LogProcessor:
         tag = {key: value for key, value in collected.items() if key not in time_keys}
         time_tag = {key: value for key, value in collected.items() if key in time_keys}
         shown = dict(tag)
+        full = self._items(shown, non_scalars, time_tag)
         if self.max_width is not None:
             for name in _lone_loss_terms(shown):  # `x/loss` is its one term: print it once
                 shown.pop(name)
-        items = [
-            f"{name}: {_format_value(value, self.num_digits)}"
-            for part in (shown, non_scalars, time_tag)
-            for name, value in part.items()
-        ]
-        log_str = fit_items(log_str + "  ", items, len(shown) + len(non_scalars), self.max_width)
+        items = self._items(shown, non_scalars, time_tag)
+        log_str = LogLine(
+            fit_items(log_str + "  ", full, len(full), None),
+            fit_items(log_str + "  ", items, len(shown) + len(non_scalars), self.max_width),
+        )
         if with_non_scalar:
             tag.update(non_scalars)
         tag.update(time_tag)
@@ -358,51 +365,6 @@ def _lone_loss_terms(tag: dict[str, Any]) -> list[str]:
             if len(terms) == 1:
                 lone.append(terms[0])
     return lone
-
-
-def fit_items(head: str, items: list[str], essential: int, width: int | None) -> str:
-    """``head`` and ``items`` joined by two spaces, at most ``width`` columns a line: the
-    items after the first ``essential`` ones (timings) are left out, last first, then the
-    rest wraps onto lines indented by four spaces, a new line for each named set
-    (``clean/...``, ``noisy/...``). ``width=None``: one line, as mmengine's."""
-    line = head + "  ".join(items)
-    if width is None or len(line) <= width:
-        return line
-    items = list(items)
-    while len(head + "  ".join(items)) > width and len(items) > essential:
-        items.pop()
-    if len(head + "  ".join(items)) <= width:
-        return head + "  ".join(items)
-    lines, current, group = [], head.rstrip(), None
-    for item in items:
-        name = item.split(": ", 1)[0]
-        item_group = name.split("/", 1)[0] if "/" in name else None
-        new_group = group is not None and item_group != group
-        group = item_group
-        joined = f"{current}  {item}"
-        if current.strip() and (new_group or len(joined) > width) and current != head.rstrip():
-            lines.append(current)
-            current = "    " + item
-        else:
-            current = joined
-    lines.append(current)
-    return "\n".join(lines)
-
-
-def fit_pieces(pieces: list[tuple[str, int]], width: int | None) -> str:
-    """Concatenate the texts of ``(text, rank)`` pieces, leaving out the lowest-ranked ones
-    (the latest first among equals; never the first piece) until the line, without its
-    trailing spaces, is at most ``width`` characters."""
-    kept = list(pieces)
-
-    def line() -> str:
-        return "".join(text for text, _ in kept)
-
-    while width is not None and len(line().rstrip()) > width and len(kept) > 1:
-        lowest = min(rank for _, rank in kept[1:])
-        drop = max(i for i, (_, rank) in enumerate(kept) if rank == lowest and i > 0)
-        del kept[drop]
-    return line()
 
 
 def _step_rates(

@@ -183,9 +183,10 @@ class MessageHub(GlobalInstanceMixin):
 
     # ------------------------------------------------------------------- state
     def state_dict(self) -> dict[str, Any]:
-        """The resumed scalars (as plain lists) and runtime information, and the resumed flags."""
+        """Copies of the resumed scalars' buffers, the resumed runtime information and the
+        resumed flags (mmengine's layout: a checkpoint of it resumes in mmengine too)."""
         scalars = {
-            key: buffer.state_dict()
+            key: copy.deepcopy(buffer)
             for key, buffer in self._log_scalars.items()
             if self._resumed_keys.get(key, False)
         }

@@ -132,11 +132,20 @@ class PersistenceMixin:
         if isinstance(self._resume, str) or self._load_from is not None:
             self.resume(self._resume if isinstance(self._resume, str) else str(self._load_from))
             return
-        path = self.checkpoints.resume_latest(before_load=self._before_load)
+        path = self.checkpoints.resume_latest(before_load=self._before_load,
+                                              foreign=self._foreign_work_dir())  # fmt: skip
         if path is None:
             self.logger.info(f"resume=True but no checkpoint in {self.work_dir}; starting anew")
         else:
             self._note_resumed(path)
+
+    def _foreign_work_dir(self) -> bool:
+        """Whether no cadence run has recorded itself in the work dir (an mmengine one)."""
+        import os
+
+        from .run_record import RECORD_FILE
+
+        return not os.path.isfile(os.path.join(self.work_dir, RECORD_FILE))
 
     def _auto_resume(self, plan: ResumePlan) -> bool:
         """Resume from the work dir's newest verified checkpoint if there is one (True);
@@ -268,6 +277,10 @@ class PersistenceMixin:
             experiment_name=self._experiment_name, cfg=self._cfg_text,
             world_size=self.strategy.world_size,
         )  # fmt: skip
+        dataset = getattr(getattr(self._train_loop, "dataloader", None), "dataset", None)
+        metainfo = getattr(dataset, "metainfo", None)
+        if metainfo is not None:  # as mmengine: its resume and the inferencers read it
+            meta.setdefault("dataset_meta", metainfo)
         with self.heartbeat.busy("saving a checkpoint"):  # the hang watchdog: every rank saves
             return self.checkpoints.save(
                 os.path.join(out_dir, filename), meta=meta, save_optimizer=save_optimizer,

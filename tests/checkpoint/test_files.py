@@ -143,7 +143,7 @@ def test_a_crash_during_the_write_leaves_the_previous_file_intact(tmp_path, monk
     atomic_torch_save(first, path)
     before = open(path, "rb").read()
 
-    def dies_midway(obj, f):
+    def dies_midway(obj, f, **kwargs):
         f.write(b"half a checkpoint")
         raise KeyboardInterrupt("killed while writing")
 

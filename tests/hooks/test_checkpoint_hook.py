@@ -10,6 +10,7 @@ import pytest
 import torch
 from hook_toys import Line, Ramp
 
+from cadence.checkpoint import safe_torch_load
 from cadence.evaluator import BaseMetric
 from cadence.hooks import CheckpointHook, Hook
 from cadence.registry import DATASETS, METRICS, MODELS
@@ -123,7 +124,7 @@ def test_best_checkpoint_follows_the_inferred_rule(tmp_path):
     assert hook.best_scores == {"m/acc": 0.9}
     assert runner.message_hub.get_info("best_score") == 0.9
     assert runner.message_hub.get_info("best_ckpt") == str(tmp_path / best[0])
-    ckpt = torch.load(tmp_path / best[0], weights_only=True)
+    ckpt = safe_torch_load(str(tmp_path / best[0]))
     assert "optimizer" not in ckpt and "state_dict" in ckpt
 
 

@@ -210,3 +210,26 @@ def test_bad_settings_are_explained():
         LoggerHook(interval=0)
     with pytest.raises(ValueError, match="interval_exp_name"):
         LoggerHook(interval_exp_name=-1)
+
+
+def test_the_log_file_keeps_every_loss_term_and_timing_and_the_console_every_loss(
+    tmp_path, capsys
+):
+    import glob
+
+    import mmengine_toy
+
+    mmengine_toy.run("epoch", str(tmp_path), 0, train_cfg=dict(
+        by_epoch=True, max_epochs=1, val_interval=3),
+        log_processor=dict(by_epoch=True, max_width=60))  # fmt: skip
+    (log,) = glob.glob(str(tmp_path / "*" / "*.log"))
+    with open(log) as f:
+        lines = [line for line in f if "Epoch(train) [1][8/8]" in line]
+    assert len(lines) == 1
+    for item in ("time: ", "data_time: ", "loss: ", "loss_cls: ", "loss_reg: "):
+        assert item in lines[0]
+    console = capsys.readouterr().out
+    start = console.index("Epoch(train) [1][8/8]")
+    shown = console[start : console.index("\n", console.index("loss_reg", start))]
+    assert "loss: " in shown and "loss_cls: " in shown  # wrapped, not hidden
+    assert all(len(row) <= 60 for row in shown.split("\n"))

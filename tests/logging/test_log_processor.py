@@ -71,10 +71,10 @@ def train_hub() -> MessageHub:
 def test_epoch_based_train_line():
     hub = train_hub()
     tag, line = LogProcessor(max_width=None).get_log_after_iter(make_runner(hub), 49, "train")
-    # loss_cls, the loss's only term, is not printed a second time (it stays in the tag)
-    assert line == (
+    # every item, as mmengine prints it (loss_cls too, though it is the loss's only term)
+    assert line == line.console == (
         "Epoch(train)  [1][ 50/100]  lr: 1.0000e-02  eta: 0:01:02  time: 0.2000  "
-        "data_time: 0.0200  loss: 0.6000"
+        "data_time: 0.0200  loss: 0.6000  loss_cls: 0.3000"
     )
     assert tag == pytest.approx(
         {"lr": 0.01, "time": 0.2, "data_time": 0.02, "loss": 0.6, "loss_cls": 0.3,
@@ -90,7 +90,7 @@ def test_iter_based_train_line_and_memory(monkeypatch):
     tag, line = processor.get_log_after_iter(make_runner(hub), 49, "train")
     assert line == (
         "Iter(train) [  50/1000]  lr: 1.0000e-02  eta: 0:01:02  time: 0.2000  "
-        "data_time: 0.0200  memory: 1234  loss: 0.6000"
+        "data_time: 0.0200  memory: 1234  loss: 0.6000  loss_cls: 0.3000"
     )
     assert tag["memory"] == 1234 and "epoch" not in tag
 
@@ -258,15 +258,35 @@ def test_log_processor_is_importable_at_mmengines_runner_path():
 def test_lines_fit_the_width_by_leaving_out_the_least_useful_items():
     hub = train_hub()
     tag, line = LogProcessor().get_log_after_iter(make_runner(hub), 49, "train")
-    # 105 characters with data_time: it goes first (the tag keeps it)
+    # the log file's line keeps every item (mmengine's line)
     assert line == (
+        "Epoch(train)  [1][ 50/100]  lr: 1.0000e-02  eta: 0:01:02  time: 0.2000  "
+        "data_time: 0.0200  loss: 0.6000  loss_cls: 0.3000"
+    )
+    # the console's: 105 characters with data_time: it goes first (the tag keeps it), and
+    # the one loss term equals `loss`: printed once
+    assert line.console == (
         "Epoch(train)  [1][ 50/100]  lr: 1.0000e-02  eta: 0:01:02  time: 0.2000  loss: 0.6000"
     )
     assert tag["data_time"] == pytest.approx(0.02)
     narrow = LogProcessor(max_width=60).get_log_after_iter(make_runner(hub), 49, "train")[1]
-    assert narrow == "Epoch(train)  [1][ 50/100]  eta: 0:01:02  loss: 0.6000"
+    assert narrow.console == "Epoch(train)  [1][ 50/100]  eta: 0:01:02  loss: 0.6000"
     with pytest.raises(ValueError, match="max_width"):
         LogProcessor(max_width=10)
+
+
+def test_the_console_wraps_rather_than_hide_a_loss_term():
+    hub = train_hub()
+    for name in ("loss_bbox", "loss_dfl", "loss_obj"):
+        hub.update_scalar(f"train/{name}", 0.125)
+    line = LogProcessor(max_width=60).get_log_after_iter(make_runner(hub), 49, "train")[1]
+    terms = ["loss: 0.6000", "loss_cls: 0.3000", "loss_bbox: 0.1250", "loss_dfl: 0.1250",
+             "loss_obj: 0.1250"]  # fmt: skip
+    assert all(term in line for term in terms)  # the file's line
+    assert all(term in line.console for term in terms)
+    rows = line.console.split("\n")
+    assert len(rows) > 1 and all(len(row) <= 60 for row in rows)
+    assert all(row.startswith("    ") for row in rows[1:])
 
 
 def test_fit_pieces_drops_the_lowest_rank_latest_first():

@@ -41,6 +41,9 @@ def test_losses_are_averaged_over_ranks():
         assert result["tag"]["loss_aux"] == 15.0  # (10 + 20) / 2
         assert result["tag"]["time"] == pytest.approx(0.1 * (rank + 1))  # not averaged
         assert result["tag"]["acc"] == float(rank)  # not averaged
-        assert result["line"].endswith(
-            f"loss: 2.0000  time: {0.1 * (rank + 1):.4f}  acc: {rank:.4f}"  # loss_aux: its one term
+        assert result["line"].endswith(  # the file's line: every item
+            f"loss: 2.0000  loss_aux: 15.0000  time: {0.1 * (rank + 1):.4f}  acc: {rank:.4f}"
+        )
+        assert result["line"].console.endswith(  # loss_aux, the one term, printed once
+            f"loss: 2.0000  time: {0.1 * (rank + 1):.4f}  acc: {rank:.4f}"
         )

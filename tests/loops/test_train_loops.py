@@ -248,14 +248,21 @@ def test_resuming_far_into_a_run_loads_only_the_next_batches(tmp_path, sampler):
     runner.register_hook(JumpTo(far))
     runner.train()
     fetched = runner.train_dataloader.dataset.fetched
-    # the stream: permutation k of the 16 samples drawn from seed + k (independently computed)
+    # the stream (independently computed): permutation k of the 16 samples is drawn from
+    # seed + k (DefaultSampler's epoch k), or is the k-th drawn from one generator seeded
+    # with the seed (mmengine's InfiniteSampler)
     seed, n = runner.seed, 16
     position = far * BATCH
+    generator = torch.Generator().manual_seed(seed)
+    orders = [
+        torch.randperm(n, generator=generator if sampler == "InfiniteSampler"
+                       else torch.Generator().manual_seed(seed + k))
+        for k in range(position // n + 2)
+    ]  # fmt: skip
     expected = []
     for p in range(position, position + 2 * BATCH):
         k, offset = divmod(p, n)
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(seed + k))
-        expected.append(int(order[offset]))
+        expected.append(int(orders[k][offset]))
     assert fetched == expected
 
 

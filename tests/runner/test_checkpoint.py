@@ -14,8 +14,9 @@ import torch
 from runner_toys import log_text, train_counting
 from torch import nn
 
-from cadence.checkpoint import atomic_torch_save, manifest_path, verify_checkpoint
+from cadence.checkpoint import atomic_torch_save, manifest_path, safe_torch_load, verify_checkpoint
 from cadence.checkpoint import manager as checkpoint_manager
+from cadence.checkpoint.unpickling import mmengine_globals
 from cadence.config import Config
 from cadence.hooks import Hook
 from cadence.runner import (
@@ -50,7 +51,6 @@ def cfg(tmp_path, max_epochs=2, **overrides):
 train = train_counting
 
 
-
 def flip_a_byte(path):
     """Flip a byte inside the largest record (tensor data) of a checkpoint."""
     with zipfile.ZipFile(path) as archive:
@@ -66,7 +66,9 @@ def flip_a_byte(path):
 def test_checkpoint_layout_loads_weights_only_with_every_part(tmp_path):
     runner, _ = train(cfg(tmp_path))
     path = os.path.join(runner.work_dir, "epoch_2.pth")
-    ckpt = torch.load(path, weights_only=True)
+    # weights-only, allowing what mmengine's checkpoints name too (docs/migrating_from_mmengine.md)
+    with torch.serialization.safe_globals(mmengine_globals()):
+        ckpt = torch.load(path, weights_only=True)
     assert set(ckpt) >= {"state_dict", "optimizer", "param_schedulers", "meta", "message_hub",
                          "hooks", "loops", "rng"}  # fmt: skip
     meta = ckpt["meta"]
@@ -190,8 +192,8 @@ def test_async_save_writes_the_same_checkpoints_as_sync(tmp_path):
     hooks = dict(checkpoint=dict(type="CheckpointHook", interval=1, async_save=True))
     async_runner, _ = train(cfg(tmp_path / "async", max_epochs=2, default_hooks=hooks))
     for name in ("epoch_1.pth", "epoch_2.pth"):
-        a = torch.load(os.path.join(sync_runner.work_dir, name), weights_only=True)
-        b = torch.load(os.path.join(async_runner.work_dir, name), weights_only=True)
+        a = safe_torch_load(os.path.join(sync_runner.work_dir, name))
+        b = safe_torch_load(os.path.join(async_runner.work_dir, name))
         verify_checkpoint(os.path.join(async_runner.work_dir, name))
         for key, value in a["state_dict"].items():
             assert torch.equal(b["state_dict"][key], value), key
@@ -219,7 +221,7 @@ def test_async_save_snapshots_the_state_before_training_moves_on(tmp_path, monke
     assert not os.path.exists(path)
     release.set()
     runner.wait_for_checkpoint()
-    saved = torch.load(path, weights_only=True)["state_dict"]
+    saved = safe_torch_load(path)["state_dict"]
     for key, value in before.items():
         assert torch.equal(saved[key], value), key
     assert find_latest_checkpoint(runner.work_dir) == path
