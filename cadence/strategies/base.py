@@ -15,7 +15,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..checkpoint.files import FileDigests, companion_digests, verify_checkpoint
+from ..checkpoint.companions import FileDigests, companion_digests
+from ..checkpoint.files import verify_checkpoint
 from ..checkpoint.weights import load_state_dict_into
 from .env import apply_env_cfg, set_random_seed
 

@@ -7,12 +7,8 @@ from typing import Any
 import torch
 import torch.distributed as torch_dist
 
-from ..checkpoint.files import (
-    FileDigests,
-    companion_digests,
-    companion_files,
-    verify_checkpoint,
-)
+from ..checkpoint.companions import FileDigests, companion_digests, companion_files
+from ..checkpoint.files import verify_checkpoint
 from .base import BaseStrategy
 from .launch import init_process_group
 
