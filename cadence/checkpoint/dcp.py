@@ -23,6 +23,7 @@ from torch.distributed.checkpoint.metadata import Metadata, StorageMeta
 from torch.distributed.checkpoint.planner import ReadItem
 
 from .files import CheckpointError
+from .unpickling import refusal
 
 _METADATA_CLASSES = {
     "torch.distributed.checkpoint.metadata": {
@@ -97,11 +98,8 @@ class _SafeBytes(DefaultLoadPlanner):
         try:
             obj = torch.load(value, weights_only=True)
         except pickle.UnpicklingError as e:
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            raise CheckpointError(
-                f"DCP entry '{read_item.dest_index.fqn}' was refused: it holds objects that "
-                f"weights-only loading does not allow (nothing in it was executed): {first}"
-            ) from e
+            entry = f"DCP entry '{read_item.dest_index.fqn}'"
+            raise CheckpointError(refusal(entry, e)) from None
         fqn = read_item.dest_index.fqn
         if self.flatten_state_dict:
             set_element(self.original_state_dict, self.mappings[fqn], obj)

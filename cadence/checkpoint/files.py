@@ -41,7 +41,7 @@ from .companions import (
     swap_in,
 )
 from .digest import HashingWriter, file_crc32, file_sha256
-from .unpickling import allowed_globals
+from .unpickling import allowed_globals, refusal
 
 MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_FORMAT = "cadence-checkpoint"
@@ -396,11 +396,7 @@ def safe_torch_load(
         with allowed_globals(list(safe_globals)):
             return torch.load(filename, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise CheckpointError(
-            f"checkpoint '{name}' was refused: it holds objects that weights-only loading "
-            f"does not allow (nothing in it was executed): {first}"
-        ) from e
+        raise CheckpointError(refusal(f"checkpoint '{name}'", e)) from None
     except (RuntimeError, EOFError, OSError, ValueError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CheckpointError(
