@@ -81,6 +81,20 @@ class HashingWriter:
     def flush(self) -> None:
         """Nothing is buffered here (the file is unbuffered)."""
 
+    def tell(self) -> int:
+        """Bytes written so far (the position: writes only append)."""
+        return self.size + self._pending
+
+    def fileno(self) -> int:
+        """The file's descriptor (for fsync)."""
+        return int(self.raw.fileno())
+
+    def writable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        """The owner of ``raw`` closes it (after :meth:`hexdigest`)."""
+
     def _publish(self, closing: bool = False) -> None:
         with self._ready:
             self.size += self._pending

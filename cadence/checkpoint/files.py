@@ -144,6 +144,14 @@ def _write_hashed(
     return sha256, writer.size
 
 
+def hashed_torch_save(obj: Any, filename: str) -> dict[str, Any]:
+    """``torch.save(obj, filename)`` (in place, no fsync: for an engine's companion files),
+    hashed while written; returns ``{"size": bytes, "sha256": hex}``."""
+    with open(filename, "wb", buffering=0) as f:
+        sha256, size = _write_hashed(obj, f, filename, durable=False, upload=None)
+    return {"size": size, "sha256": sha256}
+
+
 def atomic_torch_save(
     obj: Any,
     filename: str,

@@ -200,6 +200,11 @@ class BaseStrategy:
             state["param_schedulers"] = self.scheduler_state_dict()
         return state
 
+    #: Digests of the companion files this process wrote in the save under way, hashed
+    #: while they were written (by path relative to the checkpoint's folder);
+    #: ``companion_digests`` hashes only the files missing here.
+    written_digests: FileDigests = {}  # noqa: RUF012 - replaced per instance, never mutated
+
     def save_companion(self, filename: str, *, save_optimizer: bool = True) -> None:
         """Write files beside the checkpoint file: none for one-file checkpoints."""
 
