@@ -27,7 +27,7 @@ import zipfile
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import IO, Any, cast
 
 import torch
 
@@ -130,7 +130,7 @@ def _write_hashed(
     Returns the SHA-256 and the size."""
     writer = HashingWriter(f, tmp)
     try:
-        torch.save(obj, writer)
+        torch.save(obj, cast(IO[bytes], writer))  # a write-only file object
         with ThreadPoolExecutor(1) as pool:
             sent = pool.submit(upload, tmp) if upload is not None else None
             if durable:
