@@ -197,6 +197,8 @@ class CheckpointManager:
             from ..dist import get_local_rank, get_local_size
 
             storage.push_companions(path, get_local_rank(), get_local_size(), source=staged)
+            if not durable:
+                steps.barrier()  # every share is uploaded before they are moved into place
         if steps.rank == 0:
             atomic_torch_save(state, path, files=files, durable=durable, upload=upload,
                               staged=True)  # fmt: skip
