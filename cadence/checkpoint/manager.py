@@ -106,7 +106,9 @@ class CheckpointManager:
 
         state: dict[str, Any] = {"meta": dict(meta)}
         several = self.steps.world_size > 1
-        for name, entry in self.parts.items():
+        # by name, not by registration: the ranks' gathers must pair up even where the
+        # ranks registered the parts in different orders (rank 0 may need the manager first)
+        for name, entry in sorted(self.parts.items()):
             if not entry.shared and not several:
                 continue
             value = entry.part.state_dict()
