@@ -238,7 +238,10 @@ def test_a_refused_checkpoint_is_one_paragraph_in_cadences_words(tmp_path, capsy
     atomic_torch_save({"state_dict": model.state_dict(), "meta": {},
                        "args": argparse.Namespace(lr=0.1)}, str(path))  # fmt: skip
     work = tmp_path / "w"
-    assert run(["test", CONFIG, str(path), "--work-dir", str(work), *SHORT_RUN]) == 2
+    from cadence.utils.exit_codes import ExitCode
+
+    unusable = int(ExitCode.CHECKPOINT_UNVERIFIABLE)
+    assert run(["test", CONFIG, str(path), "--work-dir", str(work), *SHORT_RUN]) == unusable
     err = capsys.readouterr().err
     assert err.startswith(f"cadence: error: checkpoint '{path}' was refused: ")
     assert "`argparse.Namespace`" in err and "nothing in it was executed" in err
