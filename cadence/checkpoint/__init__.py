@@ -12,7 +12,12 @@ from .files import (
     verify_checkpoint,
 )
 from .manager import BeforeLoad, CheckpointManager, Stateful
-from .pointer import LAST_CHECKPOINT, checkpoint_candidates, find_latest_checkpoint
+from .pointer import (
+    LAST_CHECKPOINT,
+    checkpoint_candidates,
+    find_latest_checkpoint,
+    resolve_checkpoint,
+)
 from .publish import publish_checkpoint
 from .steps import CheckpointSteps
 from .weights import load_checkpoint, load_state_dict_into, model_weights
@@ -22,5 +27,6 @@ __all__ = [
     "Stateful", "atomic_torch_save", "checkpoint_candidates", "find_latest_checkpoint",
     "load_checkpoint", "load_state_dict_into", "manifest_path", "model_weights",
     "publish_checkpoint", "read_checkpoint", "read_manifest", "remove_checkpoint",
+    "resolve_checkpoint",
     "safe_torch_load", "verify_checkpoint",
 ]  # fmt: skip

@@ -12,17 +12,23 @@ The files are also checksummed by the checkpoint's manifest before any of this r
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import pathlib
 import pickle
+from collections.abc import Iterator
 from typing import Any
 
 import torch
-from torch.distributed.checkpoint import DefaultLoadPlanner, FileSystemReader
+from torch.distributed.checkpoint import DefaultLoadPlanner, FileSystemReader, FileSystemWriter
+from torch.distributed.checkpoint.filesystem import FileSystem
 from torch.distributed.checkpoint.metadata import Metadata, StorageMeta
 from torch.distributed.checkpoint.planner import ReadItem
 
+from .digest import HashingWriter
 from .files import CheckpointError
+from .unpickling import refusal
 
 _METADATA_CLASSES = {
     "torch.distributed.checkpoint.metadata": {
@@ -67,6 +73,50 @@ def load_metadata(stream: Any, source: str) -> Metadata:
     return metadata
 
 
+class _HashingFileSystem(FileSystem):
+    """DCP's local file system, hashing every file it writes while it is written;
+    ``digests``: ``{path: {"size", "sha256"}}`` by final path (after DCP's renames)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.digests: dict[str, dict[str, Any]] = {}
+
+    @contextlib.contextmanager
+    def create_stream(self, path: str | os.PathLike[str], mode: str) -> Iterator[Any]:
+        if mode != "wb":
+            with super().create_stream(path, mode) as stream:
+                yield stream
+            return
+        with open(path, "wb", buffering=0) as raw:
+            writer = HashingWriter(raw, os.fspath(path))
+            try:
+                yield writer
+            except BaseException:
+                writer.abort()
+                raise
+            self.digests[os.fspath(path)] = {"size": writer.tell(), "sha256": writer.hexdigest()}
+
+    def rename(self, path: str | os.PathLike[str], new_path: str | os.PathLike[str]) -> None:
+        super().rename(path, new_path)
+        if os.fspath(path) in self.digests:
+            self.digests[os.fspath(new_path)] = self.digests.pop(os.fspath(path))
+
+
+class HashingFileSystemWriter(FileSystemWriter):
+    """DCP's ``FileSystemWriter`` whose files are hashed as they are written
+    (:attr:`digests`, by path), so a save needs no second pass over the shards."""
+
+    def __init__(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
+        super().__init__(path, **kwargs)
+        self.fs = _HashingFileSystem()
+
+    @property
+    def digests(self) -> dict[str, dict[str, Any]]:
+        """``{path: {"size": bytes, "sha256": hex}}`` of the files this process wrote."""
+        assert isinstance(self.fs, _HashingFileSystem)
+        return self.fs.digests
+
+
 class SafeFileSystemReader(FileSystemReader):
     """A DCP :class:`FileSystemReader` whose metadata is read by :func:`load_metadata`."""
 
@@ -97,11 +147,8 @@ class _SafeBytes(DefaultLoadPlanner):
         try:
             obj = torch.load(value, weights_only=True)
         except pickle.UnpicklingError as e:
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            raise CheckpointError(
-                f"DCP entry '{read_item.dest_index.fqn}' was refused: it holds objects that "
-                f"weights-only loading does not allow (nothing in it was executed): {first}"
-            ) from e
+            entry = f"DCP entry '{read_item.dest_index.fqn}'"
+            raise CheckpointError(refusal(entry, e)) from None
         fqn = read_item.dest_index.fqn
         if self.flatten_state_dict:
             set_element(self.original_state_dict, self.mappings[fqn], obj)

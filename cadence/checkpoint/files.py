@@ -5,9 +5,11 @@ place, and described by a small JSON manifest beside it
 (``<file>.manifest.json``: size and SHA-256 of the file and of every file in
 its companion folders, bytes per top-level key).
 
-The file's SHA-256 is computed on a second thread while fsync waits on the
-disk. Reading verifies the size and SHA-256 of every file of the checkpoint
-before any byte of it is deserialised, then loads with
+The file's SHA-256 is computed while it is written, on a second thread that
+reads the written bytes back behind the writer (:mod:`.digest`). Companion
+folders are written aside and swapped in with the file (:mod:`.companions`).
+Reading verifies the size and SHA-256 of every file of the checkpoint before
+any byte of it is deserialised, then loads with
 ``torch.load(weights_only=True)``; anything wrong raises :class:`CheckpointError`.
 Manifests of version 1 (CRC-32 of the zip records, companion sizes only) are
 still verified as far as they go.
@@ -16,7 +18,6 @@ still verified as far as they go.
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import shutil
@@ -26,19 +27,26 @@ import zipfile
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import IO, Any, cast
 
 import torch
 
 from . import portable
-from .unpickling import allowed_globals, mmengine_globals
+from .companions import (
+    FileDigests,
+    companion_digests,
+    companion_files,
+    companion_folders,
+    discard_staging,
+    staging_path,
+    swap_in,
+)
+from .digest import HashingWriter, file_crc32, file_sha256
+from .unpickling import allowed_globals, mmengine_globals, refusal
 
 MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_FORMAT = "cadence-checkpoint"
 MANIFEST_VERSION = 2
-#: ``{path relative to the checkpoint's folder: {"size": bytes, "sha256": hex}}``
-FileDigests = dict[str, dict[str, Any]]
-_READ_CHUNK = 16 << 20
 
 
 class CheckpointError(RuntimeError):
@@ -57,27 +65,6 @@ def fsync_dir(directory: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def file_crc32(filename: str) -> tuple[int, int]:
-    """CRC-32 and size of a file's bytes."""
-    crc = size = 0
-    with open(filename, "rb") as f:
-        while chunk := f.read(_READ_CHUNK):
-            crc = zlib.crc32(chunk, crc)
-            size += len(chunk)
-    return crc, size
-
-
-def file_sha256(filename: str) -> tuple[str, int]:
-    """SHA-256 (hex) and size of a file's bytes."""
-    digest = hashlib.sha256()
-    size = 0
-    with open(filename, "rb") as f:
-        while chunk := f.read(_READ_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
-    return digest.hexdigest(), size
 
 
 def tensor_bytes(obj: Any) -> int:
@@ -136,16 +123,36 @@ def _records_digest(archive: zipfile.ZipFile) -> str:
     return f"{crc:08x}"
 
 
-def _checksum_and_sync(f: Any, tmp: str) -> str:
-    """fsync the written file ``f`` (path ``tmp``); return its SHA-256.
+def _write_hashed(
+    obj: Any, f: Any, tmp: str, durable: bool, upload: Callable[[str], Any] | None
+) -> tuple[str, int]:
+    """``torch.save(obj)`` into the unbuffered file ``f`` (path ``tmp``), hashed while it
+    is written; then fsync (``durable``) and ``upload(tmp)`` while the hash catches up.
+    Returns the SHA-256 and the size."""
+    writer = HashingWriter(f, tmp)
+    try:
+        # a write-only file object; the pickler names mmengine's classes where cadence's
+        # stand for them, so mmengine reads the checkpoint too (portable)
+        torch.save(obj, cast(IO[bytes], writer), pickle_module=portable.pickle_module)
+        with ThreadPoolExecutor(1) as pool:
+            sent = pool.submit(upload, tmp) if upload is not None else None
+            if durable:
+                os.fsync(f.fileno())
+            sha256 = writer.hexdigest()
+            if sent is not None:
+                sent.result()
+    except BaseException:
+        writer.abort()
+        raise
+    return sha256, writer.size
 
-    The digest reads the bytes back (page cache) while fsync waits on the disk.
-    """
-    with ThreadPoolExecutor(1) as pool:
-        checksum = pool.submit(file_sha256, tmp)
-        os.fsync(f.fileno())
-        digest, _ = checksum.result()
-    return digest
+
+def hashed_torch_save(obj: Any, filename: str) -> dict[str, Any]:
+    """``torch.save(obj, filename)`` (in place, no fsync: for an engine's companion files),
+    hashed while written; returns ``{"size": bytes, "sha256": hex}``."""
+    with open(filename, "wb", buffering=0) as f:
+        sha256, size = _write_hashed(obj, f, filename, durable=False, upload=None)
+    return {"size": size, "sha256": sha256}
 
 
 def atomic_torch_save(
@@ -155,6 +162,7 @@ def atomic_torch_save(
     files: FileDigests | None = None,
     durable: bool = True,
     upload: Callable[[str], Any] | None = None,
+    staged: bool = False,
 ) -> dict[str, Any]:
     """``torch.save`` to a temporary file, fsync, rename over ``filename``, write its manifest.
 
@@ -162,25 +170,28 @@ def atomic_torch_save(
     and SHA-256 of every file in the companion folders). ``files`` gives those
     companion digests when the caller computed them already (ranks share the
     hashing in distributed strategies); otherwise they are computed here. A
-    crash at any point leaves any earlier ``filename`` intact or replaced whole;
-    the manifest is renamed after the data, so a stale manifest can only make a
-    file look corrupt, never make a corrupt file look sound. ``durable=False`` skips
-    the fsyncs: for a staged copy whose durable copy is the upload; ``upload(tmp)``
-    runs while the file is hashed (before the rename and the manifest).
+    crash at any point leaves any earlier ``filename`` intact or replaced whole; its
+    manifest is removed before any of its files is replaced and the new one written
+    after them, so no manifest ever describes a mixture of old and new files.
+
+    ``durable=False`` skips the fsyncs: for a staged copy whose durable copy is the
+    upload; ``upload(tmp)`` runs while the file is hashed (before the rename and the
+    manifest). ``staged``: the companion folders were written under
+    :func:`~.companions.staging_path` and replace the current ones just before the
+    file does (:func:`~.companions.swap_in`); ``files`` then describes them.
     """
     directory = os.path.dirname(os.path.abspath(filename))
     os.makedirs(directory, exist_ok=True)
     fd, tmp = temp_file(directory, ".ckpt-")
     try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f, pickle_module=portable.pickle_module)  # mmengine reads it too
-            f.flush()
-            with ThreadPoolExecutor(1) as pool:
-                sent = pool.submit(upload, tmp) if upload is not None else None
-                sha256 = _checksum_and_sync(f, tmp) if durable else file_sha256(tmp)[0]
-                if sent is not None:
-                    sent.result()
-            size = os.fstat(f.fileno()).st_size
+        with os.fdopen(fd, "wb", buffering=0) as f:
+            sha256, size = _write_hashed(obj, f, tmp, durable, upload)
+        if staged and files is None:
+            files = companion_digests(staging_path(filename))
+        if staged:
+            swap_in(filename, manifest_path(filename))
+        elif manifest and os.path.exists(manifest_path(filename)):
+            os.remove(manifest_path(filename))  # no manifest ever describes the old file
         os.replace(tmp, filename)
     except BaseException as e:
         if os.path.exists(tmp):
@@ -194,6 +205,8 @@ def atomic_torch_save(
         write_manifest(info, filename)
     if durable:
         fsync_dir(directory)
+    if staged:
+        discard_staging(filename)  # the replaced companion folders
     return info
 
 
@@ -246,41 +259,6 @@ def manifest_for(
 def write_manifest(info: Mapping[str, Any], filename: str) -> None:
     """Write ``info`` as the manifest of ``filename`` (atomically)."""
     _write_json_atomic(info, manifest_path(filename))
-
-
-def companion_folders(filename: str) -> list[str]:
-    """The companion folders of checkpoint ``filename``: folders beside it named
-    ``<file name>.<suffix>`` (FSDP writes ``.dcp``, DeepSpeed ``.ds``)."""
-    directory = os.path.dirname(os.path.abspath(filename))
-    prefix = os.path.basename(filename) + "."
-    if not os.path.isdir(directory):
-        return []
-    return sorted(
-        os.path.join(directory, name)
-        for name in os.listdir(directory)
-        if name.startswith(prefix) and os.path.isdir(os.path.join(directory, name))
-    )
-
-
-def companion_files(filename: str) -> list[str]:
-    """The files in the companion folders of ``filename``, sorted, by path relative
-    to the checkpoint's folder."""
-    directory = os.path.dirname(os.path.abspath(filename))
-    found: list[str] = []
-    for root in companion_folders(filename):
-        for folder, _, names in os.walk(root):
-            found.extend(os.path.relpath(os.path.join(folder, n), directory) for n in names)
-    return sorted(found)
-
-
-def companion_digests(filename: str, paths: Sequence[str] | None = None) -> FileDigests:
-    """Size and SHA-256 of the companion files ``paths`` (default: all of them)."""
-    directory = os.path.dirname(os.path.abspath(filename))
-    digests: FileDigests = {}
-    for relative in companion_files(filename) if paths is None else paths:
-        sha256, size = file_sha256(os.path.join(directory, relative))
-        digests[relative] = {"size": size, "sha256": sha256}
-    return digests
 
 
 def _check_companion(filename: str, info: Mapping[str, Any], share: tuple[int, int]) -> None:
@@ -430,11 +408,7 @@ def safe_torch_load(
         with allowed_globals([*mmengine_globals(), *safe_globals]):
             return torch.load(filename, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise CheckpointError(
-            f"checkpoint '{name}' was refused: it holds objects that weights-only loading "
-            f"does not allow (nothing in it was executed): {first}"
-        ) from e
+        raise CheckpointError(refusal(f"checkpoint '{name}'", e)) from None
     except (RuntimeError, EOFError, OSError, ValueError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CheckpointError(
@@ -481,7 +455,9 @@ def warn_unverified(filename: str, stacklevel: int = 2) -> None:
 
 
 def remove_checkpoint(filename: str) -> None:
-    """Delete a checkpoint file with its manifest and companion folders (if present)."""
+    """Delete a checkpoint file with its manifest and companion folders (if present), and
+    what an interrupted save of it left."""
+    discard_staging(filename)
     for folder in companion_folders(filename):
         shutil.rmtree(folder, ignore_errors=True)
     for path in (filename, manifest_path(filename)):

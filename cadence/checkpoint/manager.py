@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..fileio import is_url
+from .companions import discard_staging, staging_path
 from .files import (
     BeforeLoad,
     CheckpointError,
@@ -105,7 +106,9 @@ class CheckpointManager:
 
         state: dict[str, Any] = {"meta": dict(meta)}
         several = self.steps.world_size > 1
-        for name, entry in self.parts.items():
+        # by name, not by registration: the ranks' gathers must pair up even where the
+        # ranks registered the parts in different orders (rank 0 may need the manager first)
+        for name, entry in sorted(self.parts.items()):
             if not entry.shared and not several:
                 continue
             value = entry.part.state_dict()
@@ -167,6 +170,8 @@ class CheckpointManager:
                 state = self._snapshots().take({**steps.checkpoint_state(**options), **extra})
 
                 def job() -> None:
+                    if storage is not None:
+                        storage.withdraw_manifest(path)
                     atomic_torch_save(state, path, durable=durable, upload=upload)
                     finish()
 
@@ -181,14 +186,24 @@ class CheckpointManager:
                 stacklevel=3,
             )
         state = {**steps.checkpoint_state(**options), **extra}
-        steps.save_companion(path, save_optimizer=save_optimizer)
-        files = steps.companion_digests(path)
+        # companions are written aside and swapped in with the file (.companions)
+        staged = staging_path(path)
+        if steps.rank == 0:
+            discard_staging(path)  # what an interrupted save of this name left
+            if storage is not None:
+                storage.withdraw_manifest(path)  # its files are about to be replaced
+        steps.barrier()
+        steps.save_companion(staged, save_optimizer=save_optimizer)
+        files = steps.companion_digests(staged)
         if storage is not None:  # each process uploads a share of its machine's files
             from ..dist import get_local_rank, get_local_size
 
-            storage.push_companions(path, get_local_rank(), get_local_size())
+            storage.push_companions(path, get_local_rank(), get_local_size(), source=staged)
+            if not durable:
+                steps.barrier()  # every share is uploaded before they are moved into place
         if steps.rank == 0:
-            atomic_torch_save(state, path, files=files, durable=durable, upload=upload)
+            atomic_torch_save(state, path, files=files, durable=durable, upload=upload,
+                              staged=True)  # fmt: skip
         steps.barrier()
         if steps.rank == 0:
             finish()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 
+from ..fileio import is_url
 from .files import (
     MANIFEST_SUFFIX,
     CheckpointError,
@@ -62,6 +64,48 @@ def pointer_target(work_dir: str, name: str = LAST_CHECKPOINT) -> str | None:
     if path and not os.path.isabs(path) and "://" not in path:
         path = os.path.join(work_dir, path)
     return path or None
+
+
+def resolve_checkpoint(path: str | os.PathLike[str], work_dir: str | None = None) -> str:
+    """The checkpoint file that ``path`` names, for every command and key that takes one.
+
+    ``path`` is a checkpoint file; a work dir (meaning the checkpoint its
+    ``last_checkpoint`` pointer names); or, when neither exists as given, a name
+    relative to ``work_dir``, as a pointer holds it (``cadence test CFG $(cat
+    WORK_DIR/last_checkpoint)``). URLs likewise (a folder URL: its pointer's target).
+    A name that matches none of these comes back unchanged, for the caller to report
+    missing; a folder without a pointer raises ``FileNotFoundError``.
+    """
+    text = os.fspath(path)
+    if is_url(text):
+        return _resolve_url(text)
+    candidates = [text]
+    if work_dir and not os.path.isabs(text) and not is_url(work_dir):
+        candidates.append(os.path.join(work_dir, text))
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            return candidate
+        if os.path.isdir(candidate):
+            target = pointer_target(candidate)
+            if target is None:
+                raise FileNotFoundError(
+                    errno.ENOENT, f"a folder without a {LAST_CHECKPOINT} pointer: name a "
+                    "checkpoint file in it, or the work dir of a run that saved one", text,
+                )  # fmt: skip
+            return target
+    return text
+
+
+def _resolve_url(url: str) -> str:
+    from ..fileio import get_text, isfile, join_path
+
+    if isfile(url):
+        return url
+    try:
+        target = get_text(join_path(url, LAST_CHECKPOINT)).strip()
+    except FileNotFoundError:
+        return url  # neither a file nor a work dir: reported missing by the caller
+    return target if is_url(target) else join_path(url, target)
 
 
 def find_latest_checkpoint(work_dir: str, name: str = LAST_CHECKPOINT) -> str | None:

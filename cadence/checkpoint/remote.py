@@ -22,12 +22,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..fileio import filesystem, is_url
+from .companions import companion_files, companion_folders
+from .digest import file_sha256
 from .files import (
     MANIFEST_SUFFIX,
     CheckpointError,
-    companion_files,
-    companion_folders,
-    file_sha256,
     manifest_path,
     read_manifest,
     remove_checkpoint,
@@ -110,13 +109,28 @@ class RemoteStorage:
         fs, inner = self._fs(url)
         fs.put_file(source or path, inner)
 
-    def push_companions(self, path: str, index: int = 0, count: int = 1) -> None:
-        """Upload share ``index`` of ``count`` of checkpoint ``path``'s companion files."""
+    def push_companions(
+        self, path: str, index: int = 0, count: int = 1, source: str | None = None
+    ) -> None:
+        """Upload share ``index`` of ``count`` of checkpoint ``path``'s companion files
+        (read from those of ``source``, where they were written aside, if given)."""
         if self.remote(path) is None:
             return
         directory = os.path.dirname(os.path.abspath(path))
-        for relative in companion_files(path)[index::count]:
-            self.push_file(os.path.join(directory, relative))
+        origin = os.path.dirname(os.path.abspath(source or path))
+        for relative in companion_files(source or path)[index::count]:
+            self.push_file(os.path.join(directory, relative), os.path.join(origin, relative))
+
+    def withdraw_manifest(self, path: str) -> None:
+        """Delete the remote manifest of ``path`` (if any) before its files are uploaded
+        anew: a bucket has no rename, so without a manifest the name is an upload cut
+        short (never read) until the new manifest is uploaded after its files."""
+        url = self.remote(path)
+        if url is None:
+            return
+        fs, inner = self._fs(url)
+        with contextlib.suppress(FileNotFoundError):
+            fs.rm_file(inner + MANIFEST_SUFFIX)
 
     def push_pointer(self, work_dir: str, name: str) -> None:
         """Upload the pointer ``work_dir/<name>``."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from .files import FileDigests
+from .companions import FileDigests
 
 
 @runtime_checkable
@@ -44,7 +44,11 @@ class CheckpointSteps(Protocol):
         ...
 
     def save_companion(self, filename: str, *, save_optimizer: bool = True) -> None:
-        """Write the companion folder ``<filename>.<suffix>`` (every rank; may be a no-op)."""
+        """Write the companion folder ``<filename>.<suffix>`` (every rank; may be a no-op).
+
+        The manager passes the name the companions are staged under
+        (:func:`~cadence.checkpoint.companions.staging_path`), not the checkpoint's: they
+        are moved into place with the checkpoint file once it is written."""
         ...
 
     def companion_digests(self, filename: str) -> FileDigests:

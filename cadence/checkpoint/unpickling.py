@@ -1,4 +1,5 @@
-"""Which classes a weights-only ``torch.load`` may rebuild, and forcing weights-only loads.
+"""Which classes a weights-only ``torch.load`` may rebuild, forcing weights-only loads,
+and saying why a load was refused (:func:`refusal`, in cadence's words, not torch's).
 
 torch's ``safe_globals`` context does not nest: leaving an inner block removes the
 classes an enclosing block allowed. :func:`allowed_globals` removes only what it
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -135,3 +137,30 @@ def mmengine_globals() -> list[Any]:
         kind = type(np.dtype(code))
         entries.append((kind, f"{kind.__module__}.{kind.__qualname__}"))
     return entries
+
+_ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_GLOBAL = re.compile(r"GLOBAL ([\w.]+)|unrecognized function `?([\w.]+)|got <class '([\w.]+)'>")
+_DETAIL = re.compile(r"WeightsUnpickler error: (.*?)(?: Please use|\n|$)", re.S)
+
+
+def refusal(source: str, error: BaseException) -> str:
+    """One paragraph saying that ``source`` was refused by a weights-only load (``error``:
+    torch's ``UnpicklingError``), naming the object it asked for and what to do; torch's
+    advice (load with ``weights_only=False``, allow the global) and terminal escape codes
+    are left out."""
+    text = _ESCAPES.sub("", str(error))
+    found = _GLOBAL.search(text)
+    if found:
+        name = next(group for group in found.groups() if group)
+        what = f"it asks to rebuild `{name}`, which weights-only loading does not allow"
+    else:
+        detail = _DETAIL.search(text)
+        first = (detail.group(1) if detail else text.strip().splitlines()[0]) if text else ""
+        what = f"weights-only loading refused it ({first.strip() or type(error).__name__})"
+    return (
+        f"{source} was refused: {what}; rebuilding such an object could run code from the "
+        "file, and nothing in it was executed. Checkpoints hold tensors, numbers, strings "
+        "and lists or dicts of them: store that object's state in that form when saving "
+        "(its state_dict(), say); a file from a source you trust can be rewritten once that "
+        "way with torch.load(weights_only=False) outside cadence."
+    )

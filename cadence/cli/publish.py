@@ -16,7 +16,8 @@ def add_publish_command(sub: Any) -> None:
         description="Write a release copy of a checkpoint (weights only) and print its path, "
         "whose name ends with the first digits of the file's SHA-256.",
     )
-    parser.add_argument("in_file", metavar="IN_CKPT", help="checkpoint written by a run")
+    parser.add_argument("in_file", metavar="IN_CKPT",
+                        help="checkpoint written by a run, or its work dir (its last checkpoint)")
     parser.add_argument("out_file", metavar="OUT_FILE", help="where to write the release file")
     parser.add_argument(
         "--format", choices=("torch", "safetensors", "both"), default="torch",
@@ -30,12 +31,14 @@ def _publish(args: argparse.Namespace) -> int:
     import pickle
 
     from ..checkpoint import CheckpointError
+    from ..checkpoint.pointer import resolve_checkpoint
     from ..runner import publish_checkpoint
 
     formats = ("torch", "safetensors") if args.format == "both" else (args.format,)
     for fmt in formats:
         try:
-            final = publish_checkpoint(args.in_file, args.out_file, format=fmt)
+            in_file = resolve_checkpoint(args.in_file)  # a work dir: its last checkpoint
+            final = publish_checkpoint(in_file, args.out_file, format=fmt)
         except (OSError, ValueError, ImportError, CheckpointError, pickle.UnpicklingError) as exc:
             raise CliError(f"cannot publish '{args.in_file}': {exc}") from exc
         print(final)

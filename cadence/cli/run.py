@@ -71,7 +71,10 @@ def add_run_commands(sub: Any) -> None:
 def _common(parser: argparse.ArgumentParser, checkpoint: bool = False) -> None:
     parser.add_argument("config", help="config file (.py, .json, .yaml)")
     if checkpoint:  # before the overrides, which would otherwise swallow it
-        parser.add_argument("checkpoint", help="checkpoint to load the weights from")
+        parser.add_argument(
+            "checkpoint", help="checkpoint to load the weights from: a file, a work dir (its "
+            "last checkpoint), or a name in the config's work dir (as last_checkpoint holds it)",
+        )  # fmt: skip
     parser.add_argument("--work-dir", help="where to write checkpoints and logs")
     parser.add_argument(
         "--launcher",
@@ -107,20 +110,23 @@ def build_config(args: argparse.Namespace) -> Config:
     cfg = load_config(args.config, args.cfg_options, args.overrides)
     if args.work_dir:
         cfg.work_dir = args.work_dir
-    else:
-        if cfg.get("work_dir") is None:
-            stem = os.path.splitext(os.path.basename(args.config))[0]
-            cfg.work_dir = os.path.join("work_dirs", stem)
-        if args.mode != "train":  # an evaluation never touches the training run's files
-            from ..fileio import join_path
+    elif cfg.get("work_dir") is None:
+        stem = os.path.splitext(os.path.basename(args.config))[0]
+        cfg.work_dir = os.path.join("work_dirs", stem)
+    trained_in = cfg.work_dir  # where a checkpoint name from a pointer is looked up
+    args.trained_in = trained_in
+    if args.mode != "train" and not args.work_dir:
+        from ..fileio import join_path
 
-            cfg.work_dir = join_path(cfg.work_dir, args.mode)
+        cfg.work_dir = join_path(cfg.work_dir, args.mode)  # evaluations never touch its files
     if args.launcher is not None:
         cfg.launcher = args.launcher
     if args.mode == "train":
         _train_switches(cfg, args)
+        if args.resume not in (None, "auto"):
+            cfg.load_from = _resolve(args.resume, trained_in, "--resume")
     else:
-        cfg.load_from = args.checkpoint
+        cfg.load_from = _resolve(args.checkpoint, trained_in, "CHECKPOINT")
     if getattr(args, "tta", False):
         from .tta import apply_tta
 
@@ -208,13 +214,32 @@ def _train_switches(cfg: Config, args: argparse.Namespace) -> None:
         cfg.randomness = randomness
 
 
+def _resolve(path: str, work_dir: str, what: str) -> str:
+    """The checkpoint file ``path`` names (a file, a work dir, or a name in ``work_dir``:
+    :func:`~cadence.checkpoint.resolve_checkpoint`)."""
+    from ..checkpoint.pointer import resolve_checkpoint
+
+    try:
+        return resolve_checkpoint(path, work_dir)
+    except FileNotFoundError as exc:  # a folder without a pointer
+        raise CliError(f"{what} {path}: no such checkpoint file ({exc.strerror})") from exc
+    except OSError as exc:  # unreachable storage, bad credentials...
+        raise CliError(f"{what} {path}: cannot be read ({type(exc).__name__}: {exc})") from exc
+
+
+def _trained_in(cfg: Config, args: argparse.Namespace) -> str:
+    return str(getattr(args, "trained_in", None) or cfg.get("work_dir"))
+
+
 def _require_checkpoint(cfg: Config, args: argparse.Namespace) -> None:
     """Stop before any work when the checkpoint named on the command line (``val``/
-    ``test``'s CHECKPOINT, ``train --resume PATH``) does not exist, local or URL."""
+    ``test``'s CHECKPOINT, ``train --resume PATH``; resolved into ``load_from``) does
+    not exist, local or URL."""
     if args.mode == "train":
-        path, what = (args.resume, "--resume") if args.resume not in (None, "auto") else (None, "")
+        named = args.resume not in (None, "auto")
+        path, what = (cfg.load_from, "--resume") if named else (None, "")
     else:
-        path, what = args.checkpoint, "CHECKPOINT"
+        path, what = cfg.load_from, "CHECKPOINT"
     if path is None:
         return
     from ..fileio import is_url, isfile
@@ -224,9 +249,9 @@ def _require_checkpoint(cfg: Config, args: argparse.Namespace) -> None:
     except Exception as exc:  # noqa: BLE001 - unreachable storage, bad credentials...
         raise CliError(f"{what} {path}: cannot be read ({type(exc).__name__}: {exc})") from exc
     if not found:
-        hint = "" if is_url(path) or not os.path.isdir(path) else (
-            " (a folder: name a checkpoint file in it, or its last_checkpoint's target)")
-        raise CliError(f"{what} {path}: no such checkpoint file{hint}")
+        looked = "" if is_url(path) or os.path.isabs(path) else (
+            f" (nor in the work dir {_trained_in(cfg, args)})")  # fmt: skip
+        raise CliError(f"{what} {path}: no such checkpoint file{looked}")
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -17,11 +17,10 @@ import torch
 from torch import nn
 
 from ..checkpoint import (
-    LAST_CHECKPOINT,
-    find_latest_checkpoint,
     load_state_dict_into,
     read_checkpoint,
 )
+from ..checkpoint.pointer import resolve_checkpoint
 from ..checkpoint.remote import fetch_url
 from ..config import Config
 from ..config.errors import ConfigKeyError
@@ -48,26 +47,6 @@ def _lookup(cfg: Config | Mapping[str, Any], path: str) -> Any:
             return None
         node = node[key]
     return node
-
-
-def resolve_checkpoint(checkpoint: str | os.PathLike[str]) -> str:
-    """A checkpoint file, or a work dir whose ``last_checkpoint`` pointer names one."""
-    path = os.fspath(checkpoint)
-    if is_url(path):  # a checkpoint, or a work dir whose pointer names one: downloaded
-        from ..fileio import get_text, isfile, join_path
-
-        if not isfile(path):
-            target = get_text(join_path(path, LAST_CHECKPOINT)).strip()
-            path = target if is_url(target) else join_path(path, target)
-        return fetch_url(path)
-    if os.path.isdir(path):
-        found = find_latest_checkpoint(path)
-        if found is None:
-            raise FileNotFoundError(
-                f"'{path}' is a directory without a 'last_checkpoint' pointer to a checkpoint"
-            )
-        return found
-    return path
 
 
 def build_transforms(steps: Sequence[Any], key_path: str) -> list[Transform]:
@@ -150,7 +129,9 @@ class Predictor:
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = torch.device(device)
         self.input_key = input_key
-        self.checkpoint = resolve_checkpoint(checkpoint)
+        path = resolve_checkpoint(checkpoint, self.cfg.get("work_dir"))
+        #: the checkpoint file read (a work dir's pointer target; a URL downloaded)
+        self.checkpoint = fetch_url(path) if is_url(path) else path
         with default_scope(self.cfg.get("default_scope")):
             self.model = self._build_model(strict)
             self.pipeline_path = next((p for p in PIPELINE_PATHS if _lookup(self.cfg, p)), None)

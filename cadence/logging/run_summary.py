@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from ..runner.protocol import RunnerProtocol
 
 _TIME_KEYS = ("time", "data_time")
+#: Columns every console line of a run fits in.
+WIDTH = 100
 
 
 def short_path(path: str) -> str:
@@ -28,6 +30,18 @@ def short_path(path: str) -> str:
     except ValueError:  # another drive (Windows)
         return path
     return path if relative.startswith("..") else relative
+
+
+def fit_path(prefix: str, path: str, suffix: str = "", width: int = WIDTH) -> str:
+    """``prefix + path + suffix`` in at most ``width`` columns where it can be: folders in
+    the middle of ``path`` give way to ``...`` (its first folder and file name stay)."""
+    line = prefix + path + suffix
+    head, *tail = path.split(os.sep)
+    for keep in range(len(tail) - 1, 0, -1):
+        if len(line) <= width:
+            break
+        line = prefix + os.sep.join([head, "...", *tail[-keep:]]) + suffix
+    return line
 
 
 def _count(obj: Any) -> str:
@@ -89,8 +103,8 @@ def start_lines(runner: RunnerProtocol) -> list[str]:
     return [
         _model_line(runner),
         _data_line(runner),
-        f"work_dir: {short_path(runner.work_dir)} (this run's log, hooks.txt, scalars: "
-        f"{os.path.basename(runner.log_dir)}/)",
+        fit_path("work_dir: ", short_path(runner.work_dir), " (this run's log, hooks.txt, "
+                 f"scalars: {os.path.basename(runner.log_dir)}/)"),  # fmt: skip
         _position_line(runner),
     ]
 
@@ -137,17 +151,23 @@ def summary_lines(
         lines += [f"  {n:<{width}}  {last:>10}  {best:>10}" for n, last, best in rows]
     info = runner.message_hub.runtime_info
     if info.get("last_ckpt"):
-        lines.append(f"last checkpoint: {short_path(str(info['last_ckpt']))}")
+        lines.append(fit_path("last checkpoint: ", short_path(str(info["last_ckpt"]))))
     for key, path in info.items():
         if key.startswith("best_ckpt") and path:
-            lines.append(f"best checkpoint: {short_path(str(path))}")
+            lines.append(fit_path("best checkpoint: ", short_path(str(path))))
     scalars = os.path.join(runner.log_dir, "vis_data", "scalars.json")
     if os.path.exists(scalars):
-        lines.append(
-            f"plot: `cadence plot {short_path(runner.work_dir)}` draws the curves of "
-            f"{short_path(scalars)}"
-        )
+        lines.append(_plot_line(short_path(runner.work_dir), short_path(scalars)))
     return lines
 
 
-__all__ = ["short_path", "start_lines", "summary_lines"]
+def _plot_line(work_dir: str, scalars: str) -> str:
+    """How to draw the curves: the command, and the file where it fits in :data:`WIDTH`."""
+    command = f"plot: `cadence plot {work_dir}`"
+    for line in (f"{command} draws the curves of {scalars}", f"{command} draws this run's curves"):
+        if len(line) <= WIDTH:
+            return line
+    return command  # a work dir too long to elide: the command must stay runnable
+
+
+__all__ = ["fit_path", "short_path", "start_lines", "summary_lines"]

@@ -10,9 +10,11 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..checkpoint.pointer import resolve_checkpoint
 from ..checkpoint.remote import RemoteStorage, stage_url
 from ..config import Config, ConfigError
 from ..fileio import check_url, is_url, local_path
+from .auto_resume import AUTO
 
 #: The runner's keys that may hold a URL.
 PATH_KEYS = ("work_dir", "load_from", "resume")
@@ -58,14 +60,22 @@ class RunPaths:
             self.work_dir = self.storage.stage(self.remote_work_dir)
         else:
             self.work_dir = os.path.abspath(local_path(work_dir))
-        self.load_from = stage_url(self.storage, load_from)
-        self.resume = stage_url(self.storage, resume)
+        self.load_from = stage_url(self.storage, self._checkpoint(load_from))
+        self.resume = stage_url(self.storage, self._checkpoint(resume))
         #: the checkpoint (local or staged path) this run resumed from, once it has
         self.resumed_from: str | None = None
 
     def holds(self, path: str, folder: str) -> bool:
         """Whether ``path`` lies directly in ``folder`` (both resolved: links, ``..``)."""
         return os.path.dirname(os.path.realpath(path)) == os.path.realpath(folder)
+
+    def _checkpoint(self, value: Any) -> Any:
+        """A local checkpoint name (``load_from``, a ``resume`` path) as the file it names: a
+        work dir means its pointer's target, a name not found is looked up in the work dir
+        (:func:`~cadence.checkpoint.resolve_checkpoint`); other values are unchanged."""
+        if not isinstance(value, str) or value == AUTO or is_url(value):
+            return value
+        return resolve_checkpoint(value, self.work_dir)
 
     def add_options(self, backend_args: Mapping[str, Any] | None) -> None:
         """Join ``backend_args`` (a hook's, say) to the storage options: one set per run."""

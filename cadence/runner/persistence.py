@@ -167,7 +167,9 @@ class PersistenceMixin:
         earlier run that a fresh start would overwrite (None when it holds none, or the run
         continues them: ``resume=True``/``'auto'``, a restarted job, or a resume from one of
         them)."""
-        plan = ResumePlan.of(self._resume, self._load_from, self.strategy.world_size)
+        # rank 0 alone asks (work_dir_lock.lock_for_training): no collective here, or the
+        # other ranks, already waiting in the lock's broadcast, never join it
+        plan = ResumePlan.of(self._resume, self._load_from, world_size=1)
         if plan.auto or (self._resume is True and self._load_from is None):
             return None
         held = self.checkpoints.held()

@@ -15,7 +15,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..checkpoint.files import FileDigests, companion_digests, verify_checkpoint
+from ..checkpoint.companions import FileDigests, companion_digests
+from ..checkpoint.files import verify_checkpoint
 from ..checkpoint.weights import load_state_dict_into
 from .env import apply_env_cfg, set_random_seed
 
@@ -198,6 +199,11 @@ class BaseStrategy:
         if save_param_scheduler and self.param_schedulers is not None:
             state["param_schedulers"] = self.scheduler_state_dict()
         return state
+
+    #: Digests of the companion files this process wrote in the save under way, hashed
+    #: while they were written (by path relative to the checkpoint's folder);
+    #: ``companion_digests`` hashes only the files missing here.
+    written_digests: FileDigests = {}  # noqa: RUF012 - replaced per instance, never mutated
 
     def save_companion(self, filename: str, *, save_optimizer: bool = True) -> None:
         """Write files beside the checkpoint file: none for one-file checkpoints."""

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..checkpoint.files import safe_torch_load
+from ..checkpoint.files import hashed_torch_save, safe_torch_load
 from ..checkpoint.weights import model_weights
 from ..model.base_model import run_train_step
 from ..registry import MODEL_WRAPPERS, OPTIM_WRAPPERS, STRATEGIES
@@ -71,16 +71,21 @@ def _engine_safe_globals() -> list[Any]:
 
 class SafeLoads:
     """DeepSpeed's checkpoint engine, except that it loads with ``weights_only=True``
-    (DeepSpeed's own engine unpickles arbitrary objects)."""
+    (DeepSpeed's own engine unpickles arbitrary objects) and hashes the files it saves
+    while it writes them (:attr:`written`: ``{path: {"size", "sha256"}}``)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
+        self.written: dict[str, dict[str, Any]] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
     def load(self, path: str, map_location: Any = None) -> Any:
         return safe_torch_load(path, map_location, _engine_safe_globals())
+
+    def save(self, state_dict: Any, path: str) -> None:
+        self.written[os.path.abspath(path)] = hashed_torch_save(state_dict, path)
 
 
 def _plain(value: Any) -> Any:
@@ -365,12 +370,24 @@ class DeepSpeedStrategy(DistributedStrategy):
         return state
 
     def save_companion(self, filename: str, *, save_optimizer: bool = True) -> None:
-        """All ranks write the engine checkpoint to ``<filename>.ds``."""
+        """All ranks write the engine checkpoint to ``<filename>.ds`` (the engine's files
+        hashed while written)."""
+        engine_io = self._engine_io()
+        engine_io.written.clear()
         self.engine.save_checkpoint(
             filename + ENGINE_SUFFIX,
             tag=ENGINE_TAG,
             exclude_frozen_parameters=bool(self.exclude_frozen_parameters),
         )
+        folder = os.path.dirname(os.path.abspath(filename))
+        self.written_digests = {os.path.relpath(path, folder): digest
+                                for path, digest in engine_io.written.items()}  # fmt: skip
+
+    def _engine_io(self) -> SafeLoads:
+        """The engine's checkpoint engine, wrapped by :class:`SafeLoads` (once)."""
+        if not isinstance(self.engine.checkpoint_engine, SafeLoads):
+            self.engine.checkpoint_engine = SafeLoads(self.engine.checkpoint_engine)
+        return self.engine.checkpoint_engine
 
     def load_weights(
         self,
@@ -411,8 +428,7 @@ class DeepSpeedStrategy(DistributedStrategy):
                 f"{filename} has no DeepSpeed engine folder; DeepSpeedStrategy resumes from its "
                 "own checkpoints (use load_from to start from full weights)"
             )
-        if not isinstance(self.engine.checkpoint_engine, SafeLoads):
-            self.engine.checkpoint_engine = SafeLoads(self.engine.checkpoint_engine)
+        self._engine_io()
         saved = saved_world_size(checkpoint, os.path.join(engine_dir, ENGINE_TAG))
         if saved is not None and partitions_differ(self.engine, saved):
             if resume_optimizer:  # every file was verified before it is read

@@ -7,12 +7,8 @@ from typing import Any
 import torch
 import torch.distributed as torch_dist
 
-from ..checkpoint.files import (
-    FileDigests,
-    companion_digests,
-    companion_files,
-    verify_checkpoint,
-)
+from ..checkpoint.companions import FileDigests, companion_digests, companion_files
+from ..checkpoint.files import verify_checkpoint
 from .base import BaseStrategy
 from .launch import init_process_group
 
@@ -65,17 +61,23 @@ class DistributedStrategy(BaseStrategy):
             torch_dist.barrier()
 
     def companion_digests(self, filename: str) -> FileDigests:
-        """Size and SHA-256 of every companion file of ``filename``, hashed a share per
-        rank (a collective: every rank calls it once all ranks wrote their files)."""
+        """Size and SHA-256 of every companion file of ``filename`` (a collective: every
+        rank calls it once all ranks wrote their files): those the ranks hashed while
+        writing them (:attr:`written_digests`), and the rest hashed now, a share per rank."""
         from ..dist import all_gather_object
 
         torch_dist.barrier()
         files = companion_files(filename)
-        mine = companion_digests(filename, files[self.rank :: self.world_size])
+        present = set(files)
+        written, self.written_digests = self.written_digests, {}
         digests: FileDigests = {}
+        for part in all_gather_object(written):
+            digests.update({k: v for k, v in part.items() if k in present})
+        rest = [f for f in files if f not in digests]
+        mine = companion_digests(filename, rest[self.rank :: self.world_size])
         for part in all_gather_object(mine):
             digests.update(part)
-        return digests
+        return dict(sorted(digests.items()))
 
     def verify_checkpoint(self, filename: str) -> dict[str, Any] | None:
         """Check ``filename`` against its manifest, the hashing split between the ranks

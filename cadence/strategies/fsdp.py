@@ -155,9 +155,12 @@ class FSDPStrategy(DistributedStrategy):
         return state
 
     def save_companion(self, filename: str, *, save_optimizer: bool = True) -> None:
-        """Every rank writes its shard of model (+ optimizer) to ``<filename>.dcp``."""
+        """Every rank writes its shard of model (+ optimizer) to ``<filename>.dcp``, hashing
+        its files as it writes them."""
         import torch.distributed.checkpoint as dcp
         from torch.distributed.checkpoint.state_dict import get_model_state_dict, get_state_dict
+
+        from ..checkpoint.dcp import HashingFileSystemWriter
 
         assert self.model is not None
         if save_optimizer and self.optim_wrapper is not None:
@@ -165,7 +168,11 @@ class FSDPStrategy(DistributedStrategy):
             state: dict[str, Any] = {"model": model_sd, "optimizer": optim_sd}
         else:
             state = {"model": get_model_state_dict(self.model)}
-        dcp.save(state, checkpoint_id=filename + SHARDED_SUFFIX)
+        writer = HashingFileSystemWriter(filename + SHARDED_SUFFIX)  # hashed while written
+        dcp.save(state, storage_writer=writer)
+        folder = os.path.dirname(os.path.abspath(filename))
+        self.written_digests = {os.path.relpath(os.path.abspath(path), folder): digest
+                                for path, digest in writer.digests.items()}  # fmt: skip
 
     def load_weights(
         self,

@@ -201,3 +201,51 @@ def test_val_and_test_leave_the_training_run_untouched(tmp_path, blobs, capsys):
     assert added == ["test", "val"]
     logs = [k for k in after if k.startswith("val" + os.sep) and k.endswith(".log")]
     assert len(logs) == 1 and len(logs[0].split(os.sep)) == 3  # val/<timestamp>/<ts>.log
+
+
+SHORT_RUN = ["train_cfg.max_epochs=1", "train_dataloader.dataset.num_samples=128",
+             "val_dataloader.dataset.num_samples=64", "test_dataloader.dataset.num_samples=64"]
+
+
+def test_a_default_work_dir_run_prints_lines_within_100_columns_and_its_pointer_names_work(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # the default work dir: work_dirs/<config>/<timestamp>/...
+    assert run(["train", CONFIG, *SHORT_RUN]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("plot: `cadence plot ") for line in lines)
+    assert [line for line in lines if len(line) > 100] == []
+    work = os.path.join("work_dirs", "mlp_8xb64_blobs")
+    with open(os.path.join(work, "last_checkpoint")) as f:
+        name = f.read()  # relative to the work dir: `$(cat work_dirs/.../last_checkpoint)`
+    assert not os.path.exists(name)
+    for checkpoint in (name, work):  # the pointer's name, and the work dir itself
+        assert run(["test", CONFIG, checkpoint, *SHORT_RUN]) == 0, checkpoint
+        assert "accuracy/top1" in capsys.readouterr().out
+    assert run(["train", CONFIG, "--resume", name, "train_cfg.max_epochs=2", *SHORT_RUN[1:]]) == 0
+    assert "resumed: continuing at epoch 2 of 2" in capsys.readouterr().out
+    assert run(["publish", work, "release.pth"]) == 0
+    assert os.path.basename(capsys.readouterr().out.strip()).startswith("release-")
+
+
+def test_a_refused_checkpoint_is_one_paragraph_in_cadences_words(tmp_path, capsys, blobs):
+    import argparse
+
+    from cadence.checkpoint import atomic_torch_save
+
+    model = blobs.MLPClassifier(in_dim=16, hidden=128, num_classes=8, dropout=0.1)
+    path = tmp_path / "odd.pth"
+    atomic_torch_save({"state_dict": model.state_dict(), "meta": {},
+                       "args": argparse.Namespace(lr=0.1)}, str(path))  # fmt: skip
+    work = tmp_path / "w"
+    from cadence.utils.exit_codes import ExitCode
+
+    unusable = int(ExitCode.CHECKPOINT_UNVERIFIABLE)
+    assert run(["test", CONFIG, str(path), "--work-dir", str(work), *SHORT_RUN]) == unusable
+    err = capsys.readouterr().err
+    assert err.startswith(f"cadence: error: checkpoint '{path}' was refused: ")
+    assert "`argparse.Namespace`" in err and "nothing in it was executed" in err
+    assert len(err.strip().splitlines()) == 1
+    assert "two options" not in err and "\x1b" not in err
+    logs = "".join(p.read_text() for p in work.rglob("*.log"))
+    assert "two options" not in logs and "\x1b" not in logs

@@ -210,3 +210,66 @@ def train_fsdp_in(env: dict[str, str], work_dir: str, max_epochs: int, resume: b
     """:func:`train_fsdp` with ``env`` set first (a storage endpoint, a staging folder)."""
     os.environ.update(env)
     return train_fsdp(work_dir, max_epochs, resume)
+
+
+def resave_interrupted(work_dir: str, strategy: dict) -> dict[str, Any]:
+    """Train 2 epochs, change the weights, save ``epoch_2.pth`` again but fail once its
+    companion folder is written (before it is swapped in), then save it again cleanly;
+    report whether the old checkpoint still verified and resumed, and the new one after."""
+    _register_toys()
+    import types
+
+    import torch
+
+    from cadence.checkpoint import CheckpointError
+    from cadence.config import Config
+    from cadence.runner import Runner
+
+    runner = Runner.from_cfg(Config(config(work_dir, 8, 2, strategy, launcher="pytorch")))
+    runner.train()
+    path = os.path.join(work_dir, "epoch_2.pth")
+    steps = runner.strategy
+
+    def weights() -> dict[str, Any]:
+        return {k: v.detach().cpu().clone() for k, v in steps.model_state_dict().items()}
+
+    def shift() -> None:
+        with torch.no_grad():
+            for param in runner.model.parameters():
+                param.add_(1.0)
+
+    def verifies() -> bool | str:
+        try:
+            steps.verify_checkpoint(path)
+        except (CheckpointError, FileNotFoundError) as e:
+            return str(e)
+        return True
+
+    def same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+        return sorted(a) == sorted(b) and all(torch.equal(a[k], b[k]) for k in a)
+
+    saved = weights()
+    shift()
+
+    def fail(self: Any, filename: str) -> Any:
+        raise OSError("the disk went away after the companion folder was written")
+
+    steps.companion_digests = types.MethodType(fail, steps)  # type: ignore[method-assign]
+    try:
+        runner.save_checkpoint(work_dir, "epoch_2.pth")
+        failed = False
+    except OSError:
+        failed = True
+    del steps.companion_digests
+    report: dict[str, Any] = {"failed": failed, "old_verifies": verifies()}
+    runner.resume(path)
+    report["old_resumes"] = same(weights(), saved)
+    shift()
+    shifted = weights()
+    runner.save_checkpoint(work_dir, "epoch_2.pth")
+    report["new_verifies"] = verifies()
+    shift()
+    runner.resume(path)
+    report["new_resumes"] = same(weights(), shifted)
+    report["left"] = sorted(n for n in os.listdir(work_dir) if n.startswith("."))
+    return report
