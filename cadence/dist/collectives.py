@@ -16,6 +16,7 @@ import numpy as np
 import torch
 import torch.distributed as torch_dist
 
+from ..utils import heartbeat
 from ..utils.suggest import did_you_mean
 from .utils import ProcessGroup, get_comm_device, get_rank, get_world_size
 
@@ -133,7 +134,8 @@ def gather_object(data: Any, dst: int = 0, group: ProcessGroup | None = None) ->
     if world_size == 1:
         return [data]
     gathered: list[Any] | None = [None] * world_size if torch_dist.get_rank() == dst else None
-    torch_dist.gather_object(data, gathered, dst, group)
+    with heartbeat.current.waiting("gather_object"):  # the hang watchdog names the wait
+        torch_dist.gather_object(data, gathered, dst, group)
     return gathered
 
 
@@ -143,7 +145,8 @@ def all_gather_object(obj: Any, group: ProcessGroup | None = None) -> list[Any]:
     if world_size == 1:
         return [obj]
     gathered: list[Any] = [None] * world_size
-    torch_dist.all_gather_object(gathered, obj, group)
+    with heartbeat.current.waiting("all_gather_object"):
+        torch_dist.all_gather_object(gathered, obj, group)
     return gathered
 
 
@@ -157,7 +160,8 @@ def broadcast_object_list(objs: list[Any], src: int = 0, group: ProcessGroup | N
     if get_world_size(group) == 1:
         return
     device = get_comm_device(group)
-    torch_dist.broadcast_object_list(objs, src=src, group=group, device=device)
+    with heartbeat.current.waiting("broadcast_object_list"):
+        torch_dist.broadcast_object_list(objs, src=src, group=group, device=device)
 
 
 def all_reduce_dict(

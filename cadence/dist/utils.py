@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 import torch
 import torch.distributed as torch_dist
 
+from ..utils import heartbeat
+
 ProcessGroup = Any  # torch.distributed.ProcessGroup; kept loose for builds without distributed
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -176,7 +178,8 @@ def master_only(func: F) -> F:
 def barrier(group: ProcessGroup | None = None) -> None:
     """Wait until every process of ``group`` gets here; nothing when not distributed."""
     if get_world_size(group) > 1:
-        torch_dist.barrier(group)
+        with heartbeat.current.waiting("a barrier"):  # the hang watchdog names the wait
+            torch_dist.barrier(group)
 
 
 def get_backend(group: ProcessGroup | None = None) -> str | None:

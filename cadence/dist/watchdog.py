@@ -5,11 +5,13 @@ for the process group's timeout (30 minutes by default) and then fails naming
 neither the rank nor the iteration. :class:`HangWatchdog` is a daemon thread
 per rank. Every ``interval`` seconds it reads the run's
 :class:`~cadence.utils.heartbeat.Heartbeat` (which the loops bump at each step
-boundary) and posts it to a :class:`~cadence.dist.progress_board.ProgressBoard`
-shared by the ranks outside the process group. When for ``timeout`` seconds no
-rank progressed (and not every rank is busy in a long section such as a
-checkpoint save), every rank writes to stderr and the log which ranks are
-behind and where, then its own Python stacks (all threads), and exits with
+boundary, and marks the phase of a step: fetching data, a hook, forward,
+backward, optimizer step...) and posts it to a
+:class:`~cadence.dist.progress_board.ProgressBoard` shared by the ranks outside
+the process group. When for ``timeout`` seconds no rank progressed (or, while
+every rank is busy in a long section such as a checkpoint save, for
+:data:`BUSY_FACTOR` times that), every rank writes to stderr and the log which
+ranks are behind and where, then its own Python stacks (all threads), and exits with
 :data:`HANG_EXIT_CODE`. The ranks wait a moment for each other's reports
 before exiting, so that a launcher which stops the job when the first rank
 exits does not cut the stuck rank's stacks short.
@@ -34,6 +36,9 @@ from .progress_board import Entry, LocalBoard, ProgressBoard
 HANG_EXIT_CODE = int(ExitCode.HANG)  # the table: cadence/utils/exit_codes.py
 #: ``env_cfg.dist_cfg.hang_timeout`` with several processes when the config does not set it.
 DEFAULT_HANG_TIMEOUT = 600.0
+#: While every rank is busy (a checkpoint save, the metric computation) the job counts as
+#: moving for this many times ``hang_timeout``; then it is stuck there too.
+BUSY_FACTOR = 3
 
 
 def poll_interval(timeout: float) -> float:
@@ -125,6 +130,7 @@ class HangWatchdog:
         seen = beat.token()
         latest_seen: int | None = None
         changed_at = time.monotonic()
+        busy_since: float | None = None  # when every rank became busy (None: not all are)
         while not self._stop.wait(self.interval):
             mark, busy = beat.token(), beat.busy_depth > 0
             progressed, seen = mark != seen, mark
@@ -135,13 +141,22 @@ class HangWatchdog:
                 board = self._alone(exc)
                 latest, busy_ranks = board.post(entry, progressed, busy)
             now = time.monotonic()
-            if progressed or latest != latest_seen or busy_ranks >= self.world_size:
-                latest_seen, changed_at = latest, now
-            elif now - changed_at >= self.timeout and not self._stop.is_set():
-                self._report(board, now - changed_at)
+            if progressed or latest != latest_seen:
+                latest_seen, changed_at, busy_since = latest, now, None
+            elif busy_ranks >= self.world_size:  # all busy: moving, for a while
+                changed_at = now
+                busy_since = now if busy_since is None else busy_since
+                if now - busy_since >= BUSY_FACTOR * self.timeout and not self._stop.is_set():
+                    self._report(board, now - busy_since, busy=True)
+            else:
+                busy_since = None
+                if now - changed_at >= self.timeout and not self._stop.is_set():
+                    self._report(board, now - changed_at)
 
-    def _report(self, board: ProgressBoard, silent_for: float) -> None:
-        """Say which ranks are behind, dump this rank's stacks, wait for the others, exit."""
+    def _report(self, board: ProgressBoard, silent_for: float, busy: bool = False) -> None:
+        """Say which ranks are behind, dump this rank's stacks, wait for the others, exit.
+
+        ``busy``: every rank has been in a busy section for ``silent_for`` s."""
         try:
             entries = board.entries()
         except Exception:
@@ -152,9 +167,13 @@ class HangWatchdog:
         who = f"rank {self.rank} of {self.world_size}, " if several else ""
         label = f"cadence ({who}host {self.host}, pid {mine['pid']})"
         subject = "no rank made progress" if several else "the run made no progress"
+        limit = f"{self.setting}={self.timeout:g}"
+        if busy:
+            subject = f"every rank has been busy ({self.heartbeat.busy_with or 'a long section'})"
+            limit = f"{BUSY_FACTOR} x {limit}"
         summary = f" {describe_ranks(entries, self.world_size)}" if several else ""
         message = (
-            f"{label}: {subject} for {silent_for:.1f} s ({self.setting}={self.timeout:g}): "
+            f"{label}: {subject} for {silent_for:.1f} s ({limit}): "
             f"{'the job' if several else 'it'} is stuck.{summary} This rank is {mine['where']}; "
             "its Python stacks follow"
             f"{' (each rank prints its own)' if several else ''}. Exiting with code "
@@ -173,9 +192,10 @@ class HangWatchdog:
 
 
 def describe_ranks(entries: Mapping[int, Entry], world_size: int) -> str:
-    """Which ranks are behind (fewer steps; at equal steps, not in a busy section where the
-    others wait), the furthest behind first, and where each group of ranks is."""
-    order = {rank: (*map(int, e["order"]), bool(e["busy"])) for rank, e in entries.items()}
+    """Which ranks are behind (fewer steps; at equal steps, at an earlier phase of the step
+    or hook of its stage, or not in a busy section or collective where the others wait),
+    the furthest behind first, and where each group of ranks is."""
+    order = {rank: tuple(map(int, e["order"])) for rank, e in entries.items()}
     parts = []
     if order:
         front = max(order.values())
@@ -224,5 +244,5 @@ def _ranks(ranks: Sequence[int]) -> str:
     return f"rank {text}" if len(ranks) == 1 else f"ranks {text}"
 
 
-__all__ = ["DEFAULT_HANG_TIMEOUT", "HANG_EXIT_CODE", "HangWatchdog", "describe_ranks",
+__all__ = ["BUSY_FACTOR", "DEFAULT_HANG_TIMEOUT", "HANG_EXIT_CODE", "HangWatchdog", "describe_ranks",
            "poll_interval"]  # fmt: skip

@@ -22,6 +22,7 @@ from torch.utils.data import DataLoader
 from ..dataset.loader_state import dataloader_state_dict, index_sampler, load_dataloader_state_dict
 from ..registry import LOOPS
 from ..registry.constraints import NATURAL, POSITIVE_INT, Rule, constrain
+from ..utils.heartbeat import DATA, FORWARD, HOOK
 from .base_loop import BaseLoop
 from .data_position import (
     DataPosition,
@@ -197,18 +198,23 @@ class _TrainLoop(BaseLoop):
         stage, fn = "before_train_iter", None
         beat = self._heartbeat  # what the hang watchdog reads: +1 now, +1 when done
         beat.steps += 1
+        beat.phase, beat.stage = HOOK, stage  # and where in the step (attribute writes)
         try:
             for fn in hooks[stage]:
+                beat.hook = fn
                 fn(runner, batch_idx, data_batch)
             fn = None
             wrapper = runner.optim_wrapper
             model: Any = runner.model  # a BaseModel, or a strategy's wrapper forwarding train_step
+            beat.phase = FORWARD  # the optimizer wrapper marks the backward pass and the step
             outputs = model.train_step(data_batch, optim_wrapper=wrapper)
             extra = wrapper.pop_log_vars()
             if extra:
                 outputs = {**outputs, **extra}
             self._finishing, stage = _Finishing.ITER, "after_train_iter"
+            beat.phase, beat.stage = HOOK, stage
             for fn in hooks[stage]:
+                beat.hook = fn
                 fn(runner, batch_idx, data_batch, outputs)
         except Exception as exc:
             if fn is not None:
@@ -218,6 +224,7 @@ class _TrainLoop(BaseLoop):
         self._iter += 1
         self._inner_iter += 1
         beat.steps += 1
+        beat.phase = DATA
 
     def _val_due_after(self, epoch: int, it: int) -> bool:
         """Whether a validation follows the step whose after-hooks are running now."""

@@ -12,6 +12,7 @@ from torch.utils.data import DataLoader
 from ..model.base_model import parse_losses
 from ..registry import LOOPS
 from ..registry.constraints import FLAG, constrain
+from ..utils.heartbeat import DATA, EVALUATOR, FORWARD, HOOK
 from .base_loop import BaseLoop
 from .eval_sets import prefixed, split_eval_sets
 from .val_loss import LossMeter, batch_size, loss_and_predict
@@ -131,21 +132,29 @@ class _EvalLoop(BaseLoop):
                 for batch_idx, data_batch in enumerate(dataloader):
                     beat.steps += 1  # for the hang watchdog: +1 now, +1 when done
                     stage = before
+                    beat.phase, beat.stage = HOOK, stage  # and where in the batch
                     for fn in hooks[before]:
+                        beat.hook = fn
                         fn(runner, batch_idx, data_batch)
                     fn = None
+                    beat.phase = FORWARD
                     with self._autocast():
                         outputs = step(data_batch)
+                    beat.phase = EVALUATOR
                     evaluator.process(data_samples=outputs, data_batch=data_batch)
                     stage = after
+                    beat.phase, beat.stage = HOOK, stage
                     for fn in hooks[after]:
+                        beat.hook = fn
                         fn(runner, batch_idx, data_batch, outputs)
                     fn = None
                     beat.steps += 1
+                    beat.phase = DATA
         except Exception as exc:
             if fn is not None:
                 runner.blame_hook(exc, stage, fn)
             raise
+        beat.phase = EVALUATOR  # past the last batch
         with beat.busy("computing the metrics"):  # every rank; may be long on rank 0
             metrics = evaluator.evaluate(len(dataloader.dataset))
             losses = meter.result() if meter is not None else {}

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..hooks import Hook, get_priority
 from ..registry import HOOKS, located_copy
+from ..utils.heartbeat import HOOK, Heartbeat
 
 if TYPE_CHECKING:
     from .protocol import RunnerProtocol
@@ -45,6 +46,7 @@ def _positional_call(fn: Callable[..., Any], names: tuple[str, ...]) -> Callable
     def by_keyword(runner: RunnerProtocol, *args: Any) -> Any:
         return fn(runner, **dict(zip(names, args)))
 
+    by_keyword.__wrapped__ = fn  # type: ignore[attr-defined]  # the hang report names its hook
     return by_keyword
 
 
@@ -73,14 +75,17 @@ class HookManager:
     hooks whose class overrides that stage (:attr:`stage_calls`); each takes
     the runner and then the stage's arguments by position (:data:`STAGE_ARGS`).
     :meth:`call` runs them, and a loop may run them itself on its hot path;
-    either way :meth:`blame` names a failing hook and its stage.
+    either way :meth:`blame` names a failing hook and its stage. ``heartbeat``
+    (the runner's) learns which hook runs, for the hang watchdog.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, heartbeat: Heartbeat | None = None) -> None:
         self._hooks: list[tuple[int, int, str, Hook]] = []
         self._table: dict[str, list[_Entry]] = {stage: [] for stage in Hook.stages}
         self._calls: dict[str, tuple[Callable[..., Any], ...]] = {s: () for s in Hook.stages}
         self._warned: set[str] = set()
+        self.heartbeat = heartbeat if heartbeat is not None else Heartbeat()
+        self.heartbeat.hooks = self._calls
 
     def __len__(self) -> int:
         return len(self._hooks)
@@ -173,16 +178,23 @@ class HookManager:
             return
         args = _as_positions(STAGE_ARGS[stage], kwargs)
         fn = None
+        beat = self.heartbeat  # which hook runs; a stage called inside a hook restores it
+        saved = beat.phase, beat.stage, beat.hook
+        beat.phase, beat.stage = HOOK, stage
         try:
             if args is not None:
                 for fn in calls:
+                    beat.hook = fn
                     fn(runner, *args)
             else:
                 for fn in [entry.fn for entry in self._table[stage]]:
+                    beat.hook = fn
                     fn(runner, **kwargs)
         except Exception as exc:
             self.blame(exc, stage, fn)
             raise
+        finally:
+            beat.phase, beat.stage, beat.hook = saved
 
     def _call_custom(self, name: str, runner: RunnerProtocol, kwargs: Mapping[str, Any]) -> None:
         """Run a method that is not a :class:`Hook` stage on every hook that has it, in

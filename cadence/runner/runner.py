@@ -160,7 +160,7 @@ class Runner(
         self._train_loop: Any = None
         self._val_loop: Any = None
         self._test_loop: Any = None
-        self._hooks = HookManager()
+        self._hooks = HookManager(self.heartbeat)
         #: per stage, the hook functions in call order, taking the stage's arguments by
         #: position (``call_hook`` runs them; loops run the per-iteration ones themselves)
         self.stage_calls = self._hooks.stage_calls

@@ -7,11 +7,13 @@ from typing import Any
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch.autograd import Variable
 from torch.nn.parallel import DistributedDataParallel
 
 from ..model.base_model import run_train_step
 from ..registry import MODEL_WRAPPERS, STRATEGIES
-from ..utils import did_you_mean
+from ..utils import did_you_mean, heartbeat
+from ..utils.heartbeat import GRADIENT_SYNC
 from .distributed import DistributedStrategy
 
 #: ``comm_hook`` names -> the hook of ``torch.distributed.algorithms.ddp_comm_hooks.default_hooks``
@@ -25,6 +27,24 @@ COMM_HOOKS: dict[str, str | None] = {
 }
 
 
+def _mark_synced(loss: torch.Tensor) -> None:
+    """Mark, for the hang watchdog, the moment this rank's backward pass has computed every
+    gradient and DDP waits for the other ranks' (the rank whose backward is stuck is the
+    one behind): the loss's gradient hook, the first node of the backward pass, queues a
+    callback, which the autograd engine runs after the last node and before the callback
+    DDP queues later to wait for its all-reduce."""
+    if loss.requires_grad:
+        loss.register_hook(_queue_synced)
+
+
+def _queue_synced(grad: torch.Tensor) -> None:
+    Variable._execution_engine.queue_callback(_synced)
+
+
+def _synced() -> None:
+    heartbeat.current.phase = GRADIENT_SYNC
+
+
 @MODEL_WRAPPERS.register_module(name=["CadenceDistributedDataParallel",
                                       "MMDistributedDataParallel"])  # fmt: skip
 class CadenceDistributedDataParallel(DistributedDataParallel):
@@ -36,7 +56,7 @@ class CadenceDistributedDataParallel(DistributedDataParallel):
     """
 
     def train_step(self, data: Any, optim_wrapper: Any) -> dict[str, Any]:
-        return run_train_step(self.module, data, optim_wrapper, self)
+        return run_train_step(self.module, data, optim_wrapper, self, on_loss=_mark_synced)
 
     def val_step(self, data: Any) -> Any:
         return self.module.val_step(data)

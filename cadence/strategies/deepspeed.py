@@ -23,6 +23,8 @@ from ..checkpoint.files import hashed_torch_save, safe_torch_load
 from ..checkpoint.weights import model_weights
 from ..model.base_model import run_train_step
 from ..registry import MODEL_WRAPPERS, OPTIM_WRAPPERS, STRATEGIES
+from ..utils import heartbeat
+from ..utils.heartbeat import BACKWARD, OPTIMIZER
 from .deepspeed_universal import load_resharded, partitions_differ, saved_world_size
 from .distributed import DistributedStrategy
 
@@ -108,16 +110,18 @@ class DeepSpeedOptimWrapper:
 
     def update_params(self, loss: torch.Tensor, **kwargs: Any) -> None:
         """Backward (scaled for accumulation by the engine), then step at boundaries."""
-        self.engine.backward(loss)
-        self.engine.step()
+        self.backward(loss)
+        self.step()
         norm = self.engine.get_global_grad_norm()
         if norm is not None and self.engine.is_gradient_accumulation_boundary():
             self._last_norm = torch.as_tensor(float(norm))
 
     def backward(self, loss: torch.Tensor, **kwargs: Any) -> None:
+        heartbeat.current.phase = BACKWARD  # for the hang watchdog
         self.engine.backward(loss, **kwargs)
 
     def step(self, **kwargs: Any) -> None:
+        heartbeat.current.phase = OPTIMIZER
         self.engine.step()
 
     def zero_grad(self, **kwargs: Any) -> None:

@@ -9,6 +9,7 @@ import torch.distributed as torch_dist
 
 from ..checkpoint.companions import FileDigests, companion_digests, companion_files
 from ..checkpoint.files import verify_checkpoint
+from ..utils import heartbeat
 from .base import BaseStrategy
 from .launch import init_process_group
 
@@ -58,7 +59,8 @@ class DistributedStrategy(BaseStrategy):
     def barrier(self) -> None:
         """Wait for every rank."""
         if torch_dist.is_initialized():
-            torch_dist.barrier()
+            with heartbeat.current.waiting("a barrier"):  # the hang watchdog names the wait
+                torch_dist.barrier()
 
     def companion_digests(self, filename: str) -> FileDigests:
         """Size and SHA-256 of every companion file of ``filename`` (a collective: every
@@ -66,7 +68,7 @@ class DistributedStrategy(BaseStrategy):
         writing them (:attr:`written_digests`), and the rest hashed now, a share per rank."""
         from ..dist import all_gather_object
 
-        torch_dist.barrier()
+        self.barrier()
         files = companion_files(filename)
         present = set(files)
         written, self.written_digests = self.written_digests, {}

@@ -11,7 +11,8 @@ import torch
 from torch import Tensor, nn
 
 from ...registry import OPTIM_WRAPPERS
-from ...utils import did_you_mean
+from ...utils import did_you_mean, heartbeat
+from ...utils.heartbeat import BACKWARD, OPTIMIZER
 from .optimizer_wrapper import OptimWrapper
 
 _DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -137,11 +138,13 @@ class AmpOptimWrapper(OptimWrapper):
 
     def backward(self, loss: Tensor, **kwargs: Any) -> None:
         """Back-propagate the loss multiplied by the current loss scale."""
+        heartbeat.current.phase = BACKWARD
         self.loss_scaler.scale(loss).backward(**kwargs)
         self._inner_count += 1
 
     def step(self, **kwargs: Any) -> None:
         """Unscale and clip the gradients, step unless they are not finite, update the scale."""
+        heartbeat.current.phase = OPTIMIZER
         scaler = self.loss_scaler
         if self._clipper is not None:
             scaler.unscale_(self.optimizer)

@@ -12,6 +12,8 @@ from torch import Tensor, nn
 from torch.optim import Optimizer
 
 from ...registry import OPTIM_WRAPPERS
+from ...utils import heartbeat
+from ...utils.heartbeat import BACKWARD, FORWARD, OPTIMIZER
 from .base import BaseOptimWrapper
 from .clip import GradClipper
 
@@ -88,8 +90,11 @@ class OptimWrapper(BaseOptimWrapper):
     ) -> None:
         """Back-propagate the scaled ``loss``; step and zero the gradients when due."""
         if self._direct and not step_kwargs and not zero_kwargs and _STEPS.isdisjoint(vars(self)):
+            beat = heartbeat.current  # the hang watchdog's: where the step is
+            beat.phase = BACKWARD
             loss.backward()
             self._inner_count += 1
+            beat.phase = OPTIMIZER
             if self._clipper is not None:
                 self._clip_grad()
             self.optimizer.step()
@@ -108,11 +113,13 @@ class OptimWrapper(BaseOptimWrapper):
 
     def backward(self, loss: Tensor, **kwargs: Any) -> None:
         """``loss.backward(**kwargs)`` and count the call (no scaling here)."""
+        heartbeat.current.phase = BACKWARD
         loss.backward(**kwargs)
         self._inner_count += 1
 
     def step(self, **kwargs: Any) -> None:
         """Clip the gradients when configured, then ``optimizer.step(**kwargs)``."""
+        heartbeat.current.phase = OPTIMIZER
         if self._clipper is not None:
             self._clip_grad()
         self.optimizer.step(**kwargs)
@@ -151,6 +158,7 @@ class OptimWrapper(BaseOptimWrapper):
         (DistributedDataParallel) skips its gradient all-reduce. Subclasses add
         autocast here. Without accumulation this is one shared no-op context.
         """
+        heartbeat.current.phase = FORWARD  # (a train_step may run several forward passes)
         if self._accumulative_counts != 1 and not self.should_sync():
             no_sync = getattr(model, "no_sync", None)
             if no_sync is not None:
