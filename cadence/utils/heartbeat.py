@@ -132,10 +132,10 @@ class Heartbeat:
 
     def order(self) -> list[int]:
         """How far the loops are, comparable between ranks (a rank with a smaller order is
-        behind): the enclosing loop's place (or -1s), this loop's place, then whether it is
-        busy and whether it waits in a collective."""
-        outer = list(self.outer) if self.outer else [-1, -1, -1]
-        return [*outer, *self._here(), int(self.busy_depth > 0), int(self.wait_depth > 0)]
+        behind): the outermost loop's place (steps, phase, hook), then the place of a loop
+        inside it (or -1s), then whether it is busy and whether it waits in a collective."""
+        places = [*self.outer, *self._here()] if self.outer else [*self._here(), -1, -1, -1]
+        return [*places, int(self.busy_depth > 0), int(self.wait_depth > 0)]
 
     def describe(self) -> str:
         """Where the loops are, e.g. ``'in iteration 4, backward pass'``, ``'waiting for the
@@ -171,6 +171,8 @@ class Heartbeat:
 
     def _hook_name(self) -> str:
         """``'CheckpointHook.after_train_iter'``: the running hook's class and stage."""
+        if self.hook is None:
+            return self.stage
         fn = getattr(self.hook, "__wrapped__", self.hook)
         owner = getattr(fn, "__self__", None)
         if owner is not None:

@@ -45,14 +45,16 @@ def test_a_rank_stuck_at_iteration_3_is_named_and_the_job_exits_3(tmp_path):
         assert hang_timeout < took < hang_timeout + 30, job.err_tail()
         err = job.err()
         assert err.count("exitcode  : 3") == 2, err[-3000:]  # torchrun's summary, both ranks
-        for rank, where in ((0, "in iteration 4"), (1, "in iteration 3")):
+        rank_1 = "in iteration 3, in hook StallAt.after_train_iter"
+        rank_0 = "in iteration 4, backward pass done, waiting for the gradients' all-reduce"
+        for rank, where in ((0, rank_0), (1, rank_1)):
             said = re.search(rf"cadence \(rank {rank} of 2, host \S+, pid \d+\): no rank made "
                              rf"progress for [\d.]+ s \(env_cfg\.dist_cfg\.hang_timeout=2\)[^\n]*",
                              err)  # fmt: skip
             assert said, err[-3000:]
             line = said.group(0)
-            behind = (r"Behind: rank 1 \(host \S+, pid \d+\) in iteration 3\. Ahead of it: "
-                      r"rank 0 \(host \S+, pid \d+\) in iteration 4\.")  # fmt: skip
+            behind = (rf"Behind: rank 1 \(host \S+, pid \d+\) {rank_1}\. Ahead of it: "
+                      rf"rank 0 \(host \S+, pid \d+\) {rank_0}\.")  # fmt: skip
             assert re.search(behind, line), line
             assert f"This rank is {where}" in line and "Exiting with code 3" in line
             assert f"[rank {rank}] Python stacks, {where}:" in err
@@ -136,8 +138,9 @@ def test_a_file_board_shares_progress_busy_ranks_and_reports(tmp_path):
 
 
 def test_the_summary_groups_ranks_and_names_those_that_never_posted():
-    def at(steps, where, host="a", busy=False, outer=-1):
-        order = [steps, -1] if outer < 0 else [outer, steps]
+    def at(steps, where, host="a", busy=False, outer=-1):  # Heartbeat.order()'s layout
+        order = [steps, 0, 0, -1, -1, -1] if outer < 0 else [outer, 0, 0, steps, 0, 0]
+        order += [int(busy), 0]
         return {"host": host, "pid": 9, "order": order, "busy": busy, "where": where}
 
     entries = {0: at(7, "in iteration 4"), 2: at(7, "in iteration 4", "b"),
