@@ -94,7 +94,6 @@ def run_train_step(
     optim_wrapper: Any,
     forward: Callable[..., Any],
     optim_context: bool = True,
-    on_loss: Callable[[torch.Tensor], Any] | None = None,
 ) -> OrderedDict[str, torch.Tensor]:
     """The one training step body: preprocess, forward in ``'loss'`` mode, parse, update.
 
@@ -103,8 +102,7 @@ def run_train_step(
     a wrapper such as DDP or a DeepSpeed engine that must see it). With
     ``optim_context`` the preprocessing and forward pass run inside
     ``optim_wrapper.optim_context(forward)`` (autocast, ``no_sync`` while
-    accumulating). ``on_loss`` sees the total loss before the update (DDP's marks the
-    end of its local backward pass there). Returns the detached log variables.
+    accumulating). Returns the detached log variables.
     """
     # from ``_modules``: ``model.data_preprocessor`` would go through nn.Module.__getattr__,
     # after a failed lookup that builds an exception
@@ -118,8 +116,6 @@ def run_train_step(
         else:
             losses = forward_by_mode(forward, data, "loss")
     loss, log_vars = model.parse_losses(losses)
-    if on_loss is not None:
-        on_loss(loss)
     optim_wrapper.update_params(loss)
     return log_vars
 

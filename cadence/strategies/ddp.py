@@ -7,7 +7,6 @@ from typing import Any
 import torch
 import torch.distributed as dist
 from torch import nn
-from torch.autograd import Variable
 from torch.nn.parallel import DistributedDataParallel
 
 from ..model.base_model import run_train_step
@@ -27,21 +26,7 @@ COMM_HOOKS: dict[str, str | None] = {
 }
 
 
-def _mark_synced(loss: torch.Tensor) -> None:
-    """Mark, for the hang watchdog, the moment this rank's backward pass has computed every
-    gradient and DDP waits for the other ranks' (the rank whose backward is stuck is the
-    one behind): the loss's gradient hook, the first node of the backward pass, queues a
-    callback, which the autograd engine runs after the last node and before the callback
-    DDP queues later to wait for its all-reduce."""
-    if loss.requires_grad:
-        loss.register_hook(_queue_synced)
-
-
-def _queue_synced(grad: torch.Tensor) -> None:
-    Variable._execution_engine.queue_callback(_synced)
-
-
-def _synced() -> None:
+def _synced(parameter: torch.Tensor) -> None:
     heartbeat.current.phase = GRADIENT_SYNC
 
 
@@ -55,8 +40,17 @@ class CadenceDistributedDataParallel(DistributedDataParallel):
     that all-reduce (``no_sync``) on the steps that do not update.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # For the hang watchdog: the model's first parameter gets its gradient last in a
+        # usual backward pass (DDP's buckets assume that order too); once it has, this rank
+        # only waits for the others' gradients (a rank stuck in its backward pass has not)
+        first = next((p for p in self.module.parameters() if p.requires_grad), None)
+        if first is not None:
+            first.register_post_accumulate_grad_hook(_synced)
+
     def train_step(self, data: Any, optim_wrapper: Any) -> dict[str, Any]:
-        return run_train_step(self.module, data, optim_wrapper, self, on_loss=_mark_synced)
+        return run_train_step(self.module, data, optim_wrapper, self)
 
     def val_step(self, data: Any) -> Any:
         return self.module.val_step(data)
