@@ -5,8 +5,8 @@ for the process group's timeout (30 minutes by default) and then fails naming
 neither the rank nor the iteration. :class:`HangWatchdog` is a daemon thread
 per rank. Every ``interval`` seconds it reads the run's
 :class:`~cadence.utils.heartbeat.Heartbeat` (which the loops bump at each step
-boundary, and marks the phase of a step: fetching data, a hook, forward,
-backward, optimizer step...) and posts it to a
+boundary, and where the phase of the step is marked: fetching data, a hook,
+forward, backward, optimizer step...) and posts it to a
 :class:`~cadence.dist.progress_board.ProgressBoard` shared by the ranks outside
 the process group. When for ``timeout`` seconds no rank progressed (or, while
 every rank is busy in a long section such as a checkpoint save, for

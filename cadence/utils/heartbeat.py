@@ -3,10 +3,11 @@
 A loop adds 1 to :attr:`Heartbeat.steps` when a step (an iteration, a validation
 batch) begins and 1 when it ends. Inside a step, the code that runs it writes
 the phase it enters into :attr:`Heartbeat.phase` (a small int, one of the
-constants below): the loops for the hooks (and the function of the hook that
-runs, in :attr:`Heartbeat.hook`) and the forward pass, the optimizer wrapper for
-the backward pass and the optimizer step. Each mark is an attribute write: no
-call, no lock, no allocation. The watchdog (:mod:`cadence.dist.watchdog`) reads
+constants below): the loops and the hook manager for the hooks (and the function
+of the hook that runs, in :attr:`Heartbeat.hook`) and the forward pass, the
+optimizer wrapper for the backward pass and the optimizer step, DDP's wrapper for
+the end of the local backward pass. Each mark is an attribute write: no call, no
+lock, no allocation. The watchdog (:mod:`cadence.dist.watchdog`) reads
 the heartbeat from its thread every few seconds, and compares the ranks by
 :meth:`Heartbeat.order` (steps, then the phase within the step, then the hook).
 
@@ -17,7 +18,8 @@ that cadence itself calls: at the same place, a rank that waits there for the
 others is ahead of one that does not.
 
 The loop running in this process makes its heartbeat :data:`current` (what the
-optimizer wrapper, the hook manager and cadence's collectives write to).
+optimizer wrappers, DDP's wrapper and cadence's collectives, which do not know the
+runner, write to).
 """
 
 from __future__ import annotations
