@@ -160,10 +160,8 @@ REPORTS = {
 def test_the_rank_stuck_in_a_phase_is_named_behind_with_its_phase(tmp_path, stall):
     """Before: 'No rank is behind the others: ranks 0-1 in iteration 2' for a stall inside a
     step, and no report at all for one inside a checkpoint save (every rank busy)."""
-    start = time.monotonic()
     with pytest.raises(RuntimeError, match="exit code 3"):
         run_distributed(_train, str(tmp_path), stall, timeout=60)
-    took = time.monotonic() - start
     behind, ahead = REPORTS[stall]
     for rank in (0, 1):
         err = (tmp_path / f"stderr.{rank}").read_text()
@@ -174,6 +172,9 @@ def test_the_rank_stuck_in_a_phase_is_named_behind_with_its_phase(tmp_path, stal
                     rf"Ahead of it: rank 0 \(host \S+, pid \d+\) {re.escape(ahead)}\.")  # fmt: skip
         assert re.search(expected, line), line
         assert f"This rank is {behind if rank else ahead};" in line
-        if stall == "save":  # busy together: BUSY_FACTOR x hang_timeout
+        limit = 1.0  # hang_timeout; busy together: BUSY_FACTOR x hang_timeout
+        if stall == "save":
             assert "every rank has been busy (saving a checkpoint) for" in line
-    assert took < 40
+            limit = 3.0
+        silent = float(re.search(r" for ([\d.]+) s \(", line).group(1))
+        assert limit <= silent < limit + 2, line
