@@ -131,9 +131,11 @@ def _write_hashed(
     Returns the SHA-256 and the size."""
     writer = HashingWriter(f, tmp)
     try:
-        # a write-only file object; the pickler names mmengine's classes where cadence's
-        # stand for them, so mmengine reads the checkpoint too (portable)
-        torch.save(obj, cast(IO[bytes], writer), pickle_module=portable.pickle_module)
+        if portable.wanted():  # OpenMMLab code runs here: mmengine reads it too
+            obj = portable.for_mmengine(obj)
+            torch.save(obj, cast(IO[bytes], writer), pickle_module=portable.pickle_module)
+        else:
+            torch.save(obj, cast(IO[bytes], writer))  # a write-only file object
         with ThreadPoolExecutor(1) as pool:
             sent = pool.submit(upload, tmp) if upload is not None else None
             if durable:

@@ -1,7 +1,11 @@
 """Pickling checkpoints so that mmengine 0.10.7 reads them as its own.
 
-mmengine's runner restores the message hub only from its own ``HistoryBuffer`` objects
-(anything else is dropped with a warning). cadence's checkpoints therefore name
+A checkpoint is plain data (tensors, numbers, strings, lists, dicts): ``torch.load(...,
+weights_only=True)`` reads it as it is. In a process that runs OpenMMLab code, where
+``mmengine`` is cadence's alias (:mod:`cadence.compat`), checkpoints are written for
+mmengine too (:func:`wanted`): mmengine's runner restores the message hub only from its
+own ``HistoryBuffer`` objects (anything else is dropped with a warning), so there they
+hold buffers (:func:`for_mmengine`) and name
 cadence's :class:`~cadence.logging.HistoryBuffer` by mmengine's path,
 ``mmengine.logging.history_buffer.HistoryBuffer``, with mmengine's fields (its
 ``__getstate__``); cadence's restricted unpickler maps that path back
@@ -15,7 +19,9 @@ names of :data:`PICKLED_AS` itself and pickles everything else as ``pickle`` doe
 from __future__ import annotations
 
 import pickle
+import sys
 import types
+from collections.abc import Mapping
 from typing import Any
 
 from ..logging.history_buffer import HistoryBuffer
@@ -56,3 +62,23 @@ pickle_module = types.SimpleNamespace(
     dump=pickle.dump,
     load=pickle.load,
 )
+
+
+def wanted() -> bool:
+    """Whether this process's checkpoints are written for mmengine too: its ``mmengine``
+    is cadence's alias (a door of :mod:`cadence.compat` imported it)."""
+    return bool(getattr(sys.modules.get("mmengine"), "__cadence_alias__", False))
+
+
+def for_mmengine(state: Mapping[str, Any]) -> dict[str, Any]:
+    """``state`` with the message hub's plain scalar histories as ``HistoryBuffer`` s (what
+    mmengine's runner restores); the rest is shared, not copied."""
+    out = dict(state)
+    hub = state.get("message_hub")
+    if isinstance(hub, Mapping) and isinstance(hub.get("log_scalars"), Mapping):
+        scalars = {
+            key: HistoryBuffer.from_state_dict(value) if isinstance(value, Mapping) else value
+            for key, value in hub["log_scalars"].items()
+        }
+        out["message_hub"] = {**hub, "log_scalars": scalars}
+    return out

@@ -58,6 +58,7 @@ def _own_module(name: str) -> types.ModuleType:
     doc = f"cadence's alias of {name} (mmengine API {MMENGINE_API_VERSION})"
     module = types.ModuleType(name, doc)
     module.__version__ = MMENGINE_API_VERSION  # type: ignore[attr-defined]
+    module.__cadence_alias__ = True  # type: ignore[attr-defined]  # checkpoint.portable
     module.version_info = _version_info(MMENGINE_API_VERSION)  # type: ignore[attr-defined]
     if name == ROOT:
         module.__path__ = []  # a package: its submodules come from the finder

@@ -183,10 +183,11 @@ class MessageHub(GlobalInstanceMixin):
 
     # ------------------------------------------------------------------- state
     def state_dict(self) -> dict[str, Any]:
-        """Copies of the resumed scalars' buffers, the resumed runtime information and the
-        resumed flags (mmengine's layout: a checkpoint of it resumes in mmengine too)."""
+        """The resumed scalars (as plain lists), the resumed runtime information and the
+        resumed flags. Checkpoints written where ``mmengine`` is cadence's alias hold the
+        scalars as buffers instead, for mmengine (:mod:`cadence.checkpoint.portable`)."""
         scalars = {
-            key: copy.deepcopy(buffer)
+            key: buffer.state_dict()
             for key, buffer in self._log_scalars.items()
             if self._resumed_keys.get(key, False)
         }
