@@ -153,3 +153,33 @@ def test_a_refused_run_writes_nothing_into_the_live_runs_work_dir(
     assert "is in use by another training run" in capsys.readouterr().err
     assert sorted(p.name for p in work.iterdir()) == before
     assert (work / "mlp_8xb64_blobs.py").read_text() == "# the live run's config\n"
+
+
+def _train_twice(work_dir: str) -> list[str]:
+    """One rank: train a fresh run, then a second fresh run in the same work dir; what
+    each ended with."""
+    from runner_toys import register_toys
+
+    from cadence.runner.work_dir_lock import EarlierRunError
+
+    register_toys()
+    ends = []
+    for _ in range(2):
+        try:
+            Runner.from_cfg(cfg(work_dir, launcher="pytorch")).train()
+            ends.append("trained")
+        except EarlierRunError:
+            ends.append("refused")
+    return ends
+
+
+@pytest.mark.dist
+def test_two_ranks_train_and_are_refused_together(tmp_path):
+    """The ranks agree on whether the run resumes (a collective) before rank 0 alone asks
+    whether the work dir holds an earlier run's checkpoints: a fresh two-rank run trains
+    (it hung in that collective, rank 1 waiting in the lock's broadcast), and a second one
+    is refused on both ranks."""
+    from cadence.dist.testing import run_distributed
+
+    ends = run_distributed(_train_twice, str(tmp_path / "work"), world_size=2, timeout=180)
+    assert ends == [["trained", "refused"], ["trained", "refused"]]
