@@ -151,7 +151,9 @@ class PersistenceMixin:
         """Resume from the work dir's newest verified checkpoint if there is one (True);
         else leave ``resume`` as the run's first start would have it (False)."""
         self._resume = True  # what hooks see while the checkpoint loads
-        path = self.checkpoints.resume_latest(before_load=self._before_load)
+        path = self.checkpoints.resume_latest(
+            before_load=self._before_load, restarted=plan.attempt.restarted
+        )
         if path is not None:
             self._note_resumed(path, f" (auto-resume: {plan.reason})")
             return True

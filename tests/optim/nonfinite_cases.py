@@ -101,6 +101,7 @@ def train(kind: str, strategy: str, wrapper: str, work_dir: str) -> dict[str, An
     from cadence.registry import DATASETS, MODELS
     from cadence.runner import Runner
 
+    torch.set_num_threads(1)  # one thread: the sums' order does not follow the load
     DATASETS.register_module(module=Points, name="Points", force=True)
     MODELS.register_module(module=_model_class(), name="Poisonable", force=True)
     record: dict[str, Any] = {"states": [], "losses": []}
