@@ -87,7 +87,8 @@ def config(tmp_path: Path, *hooks: dict[str, Any]) -> Path:
 def job_argv(cfg: Path) -> list[str]:
     """``torchrun --standalone --nproc-per-node 2 --max-restarts 3 cadence train CFG``."""
     return ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(RANKS),
-            "--max-restarts", "3", *cadence("train", str(cfg), "--launcher", "pytorch")]  # fmt: skip
+            "--max-restarts", "3",
+            *cadence("train", str(cfg), "--launcher", "pytorch")]  # fmt: skip
 
 
 def log_of(work: Path) -> str:

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 import pytest
+
 from cadence.dist.testing import run_distributed
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -59,7 +60,7 @@ def test_a_nan_on_one_rank_leaves_every_state_as_before_and_the_run_as_if_skippe
         # the rest of the run: bit for bit the run that skipped that step by construction
         for i in range(bad, cases.ITERS):
             assert not same(poisoned["states"][i], built["states"][i]), (rank, i)
-        assert poisoned["losses"][bad + 1:] == built["losses"][bad + 1:], rank
+        assert poisoned["losses"][bad + 1 :] == built["losses"][bad + 1 :], rank
         assert poisoned["losses"][:bad] == built["losses"][:bad], rank
         nan = poisoned["losses"][bad] != poisoned["losses"][bad]
         assert nan == (rank == 1)  # each rank logs its own loss

@@ -30,7 +30,7 @@ import kill_trials  # noqa: E402
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=None, help="the schedule's (drawn if not given)")
+    parser.add_argument("--seed", type=int, default=None, help="the schedule's (else drawn)")
     parser.add_argument("--only", type=int, default=None, help="replay this trial (0-based) alone")
     parser.add_argument("--budget", type=float, default=1200.0, help="seconds for all trials")
     parser.add_argument("--keep", type=Path, default=None, help="keep the trials' folders here")
