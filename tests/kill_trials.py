@@ -21,6 +21,8 @@ from typing import Any
 import torch
 from signal_runs import Job, cadence, write_config
 
+from cadence.checkpoint.files import read_checkpoint
+
 ITERS, EVERY, ACCUM, RANKS = 12, 4, 2, 2
 SAVES = list(range(EVERY, ITERS + 1, EVERY))
 
@@ -98,7 +100,7 @@ def log_of(work: Path) -> str:
 def final_state(work: Path) -> dict[str, Any]:
     """What must match bit for bit: the last checkpoint's weights, optimizer (momentum and
     accumulation counts), schedulers and position."""
-    ckpt = torch.load(work / f"iter_{ITERS}.pth", weights_only=True)
+    ckpt = read_checkpoint(str(work / f"iter_{ITERS}.pth"), "cpu")
     keep = ("state_dict", "optimizer", "param_schedulers")
     return {**{k: ckpt[k] for k in keep}, "iter": ckpt["meta"]["iter"]}
 

@@ -20,7 +20,16 @@ import grow_cases as cases  # noqa: E402
 pytestmark = [pytest.mark.dist, pytest.mark.slow]
 
 
-@pytest.mark.parametrize("strategy", ["ddp", "fsdp"])
+#: Open (issue #27): with 3 DDP ranks a resumed run leaves the uninterrupted one at the
+#: second step after the resume, by rounding (losses ~1e-7 apart later), with the same
+#: data, learning rates and weights up to then -- a 3 -> 3 resume too, so it is not the
+#: layout change. Likely the gradient all-reduce's summation order: DDP rebuilds its
+#: buckets after the first step of each process, and three addends round by order (two
+#: do not, so every 2-rank test is exact). Strict: it fails the suite once fixed.
+DDP_ON_THREE = pytest.mark.xfail(strict=True, reason="3-rank DDP resume not bitwise (open)")
+
+
+@pytest.mark.parametrize("strategy", [pytest.param("ddp", marks=DDP_ON_THREE), "fsdp"])
 def test_a_run_of_two_resumed_on_three_trains_as_three_would_from_its_checkpoint(
     tmp_path, strategy
 ):
