@@ -318,7 +318,11 @@ class CheckpointManager:
         return held_checkpoints(self.work_dir)
 
     def resume_latest(
-        self, before_load: BeforeLoad | None = None, foreign: bool = False
+        self,
+        before_load: BeforeLoad | None = None,
+        foreign: bool = False,
+        *,
+        restarted: bool = False,
     ) -> str | None:
         """Resume from the newest checkpoint of the work dir that verifies; return its path,
         or None where the work dir holds no checkpoint. A ``foreign`` work dir (one that
@@ -326,7 +330,9 @@ class CheckpointManager:
         ``last_checkpoint`` target unverified, with one warning. Otherwise unusable ones
         are skipped with a warning saying why; checkpoints that exist but none of which
         can be verified stop the run (:class:`CheckpointError`) rather than being
-        overwritten by a new one."""
+        overwritten by a new one -- unless the launcher ``restarted`` this job: then they
+        are its previous attempt's unfinished saves (killed before the manifest), and the
+        job starts anew (None)."""
         staged = self.storage is not None and self._pull_index()
         try:
             latest = find_latest_checkpoint(self.work_dir)
@@ -359,6 +365,12 @@ class CheckpointManager:
                     f"{skipped + unverified}"
                 )
             return path
+        if restarted and (skipped or unverified):
+            self.logger.warning(
+                f"No checkpoint in {self.work_dir} verifies; {skipped + unverified}: left by "
+                "the previous attempt of this restarted job, killed while saving"
+            )
+            return None
         if unverified:
             raise CheckpointError(
                 f"resume=True: the checkpoints in {self.work_dir} could not be verified "

@@ -151,7 +151,9 @@ class PersistenceMixin:
         """Resume from the work dir's newest verified checkpoint if there is one (True);
         else leave ``resume`` as the run's first start would have it (False)."""
         self._resume = True  # what hooks see while the checkpoint loads
-        path = self.checkpoints.resume_latest(before_load=self._before_load)
+        path = self.checkpoints.resume_latest(
+            before_load=self._before_load, restarted=plan.attempt.restarted
+        )
         if path is not None:
             self._note_resumed(path, f" (auto-resume: {plan.reason})")
             return True
@@ -162,14 +164,14 @@ class PersistenceMixin:
         )
         return False
 
-    def earlier_run(self) -> str | None:
+    def earlier_run(self, plan: ResumePlan) -> str | None:
         """Why a training run may not start in its work dir: it holds checkpoints of an
         earlier run that a fresh start would overwrite (None when it holds none, or the run
         continues them: ``resume=True``/``'auto'``, a restarted job, or a resume from one of
-        them)."""
-        # rank 0 alone asks (work_dir_lock.lock_for_training): no collective here, or the
-        # other ranks, already waiting in the lock's broadcast, never join it
-        plan = ResumePlan.of(self._resume, self._load_from, world_size=1)
+        them). ``plan`` is this attempt's :class:`ResumePlan`, agreed by every rank before
+        (rank 0 alone asks, inside the work-dir lock: nothing collective may happen here;
+        a plan read from rank 0's environment alone would miss a restart that only another
+        machine's launcher counted, and refuse a restarted job)."""
         if plan.auto or (self._resume is True and self._load_from is None):
             return None
         held = self.checkpoints.held()

@@ -8,6 +8,7 @@ schedulers are built by the packages that define them.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from ..registry import RUNNERS, STRATEGIES
 from ..strategies.base import default_strategy_type
 from ..utils.heartbeat import Heartbeat
 from .assemble import assemble, train_facts
+from .auto_resume import ResumePlan
 from .auto_scale import apply_auto_scale_workers, check_auto_scale_workers
 from .builders import BuildersMixin
 from .hang_watch import hang_timeout_from, watching_for_hangs
@@ -271,10 +273,12 @@ class Runner(
 
     def _train(self) -> nn.Module:
         self._setup_env()
-        # the work dir is this run's before it writes anything there (log folder, config)
+        # the work dir is this run's before it writes anything there (log folder, config);
+        # the ranks agree on the plan first (a collective), then rank 0 alone checks it
+        plan = ResumePlan.of(self._resume, self._load_from, self.world_size)
+        refuse = None if self._overwrite else functools.partial(self.earlier_run, plan)
         lock_for_training(self._work_dir_lock, self.rank, self.world_size,
-                          self._experiment_name, self.logger,
-                          refuse=None if self._overwrite else self.earlier_run)  # fmt: skip
+                          self._experiment_name, self.logger, refuse=refuse)  # fmt: skip
         self._setup()
         self._train_loop = self.build_loop("train")
         if self._given["val_cfg"] is not None and self._val_loop is None:

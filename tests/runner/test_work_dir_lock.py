@@ -29,7 +29,6 @@ def write_lock(work_dir, **holder):
         json.dump(info, f)
 
 
-
 @pytest.fixture
 def live_process():
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
@@ -153,3 +152,44 @@ def test_a_refused_run_writes_nothing_into_the_live_runs_work_dir(
     assert "is in use by another training run" in capsys.readouterr().err
     assert sorted(p.name for p in work.iterdir()) == before
     assert (work / "mlp_8xb64_blobs.py").read_text() == "# the live run's config\n"
+
+
+def _train_thrice(work_dir: str) -> list[str]:
+    """One rank: a fresh run, a second fresh run in the same work dir, then a run that
+    only rank 1's launcher counts as restarted (``TORCHELASTIC_RESTART_COUNT=1`` there,
+    0 on rank 0: torchrun counts per machine); what each ended with."""
+    from runner_toys import register_toys
+
+    from cadence.runner.work_dir_lock import EarlierRunError
+
+    register_toys()
+    ends = []
+    for attempt in range(3):
+        if attempt == 2:
+            os.environ["TORCHELASTIC_RESTART_COUNT"] = str(torch_rank())
+        try:
+            runner = Runner.from_cfg(cfg(work_dir, launcher="pytorch"))
+            runner.train()
+            ends.append("resumed" if runner.paths.resumed_from else "trained")
+        except EarlierRunError:
+            ends.append("refused")
+    return ends
+
+
+def torch_rank() -> int:
+    import torch.distributed as dist
+
+    return dist.get_rank()
+
+
+@pytest.mark.dist
+def test_two_ranks_train_are_refused_and_resume_together(tmp_path):
+    """The ranks agree on whether the run resumes (a collective) before rank 0 alone asks
+    whether the work dir holds an earlier run's checkpoints: a fresh two-rank run trains
+    (it once hung in that collective), a second one is refused on both ranks, and a job
+    that another machine's launcher counts as restarted resumes (rank 0's own count of
+    0 refused it as a fresh run)."""
+    from cadence.dist.testing import run_distributed
+
+    ends = run_distributed(_train_thrice, str(tmp_path / "work"), world_size=2, timeout=180)
+    assert ends == [["trained", "refused", "resumed"]] * 2

@@ -88,8 +88,10 @@ class NonFiniteGuard:
         return True
 
     def _local_flag(self, optimizer: torch.optim.Optimizer) -> Tensor:
+        # this rank's own values: a sharded gradient (FSDP's DTensor) by its local shard, so
+        # the flag is a plain tensor the all-reduce takes (and every shard is looked at once)
         grads = [
-            p.grad for group in optimizer.param_groups for p in group["params"]
+            _local(p.grad) for group in optimizer.param_groups for p in group["params"]
             if p.grad is not None
         ]  # fmt: skip
         device = grads[0].device if grads else torch.device("cpu")
@@ -130,6 +132,12 @@ class NonFiniteGuard:
         """Restore :meth:`state_dict`'s counts."""
         self.skipped = int(state.get("skipped", 0))
         self.consecutive = int(state.get("consecutive", 0))
+
+
+def _local(tensor: Tensor) -> Tensor:
+    """A DTensor's local shard; any other tensor as it is."""
+    to_local = getattr(tensor, "to_local", None)
+    return to_local() if callable(to_local) else tensor
 
 
 class _GuardedSteps:
