@@ -77,7 +77,7 @@ def for_mmengine(state: Mapping[str, Any]) -> dict[str, Any]:
     hub = state.get("message_hub")
     if isinstance(hub, Mapping) and isinstance(hub.get("log_scalars"), Mapping):
         scalars = {
-            key: HistoryBuffer.from_state_dict(value) if isinstance(value, Mapping) else value
+            key: HistoryBuffer.from_state_dict(dict(value)) if isinstance(value, Mapping) else value
             for key, value in hub["log_scalars"].items()
         }
         out["message_hub"] = {**hub, "log_scalars": scalars}
