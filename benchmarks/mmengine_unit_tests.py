@@ -70,7 +70,7 @@ HEAVY = (
 )
 #: mmengine's ``is_installed`` imports ``pkg_resources``, gone from setuptools >= 81.
 EXTRA_PACKAGES = ("parameterized==0.9.0", "setuptools<81")
-PYTEST_ARGS = ("-q", "-p", "no:cacheprovider", "-p", "mmengine_unit_tests_plugin", "--tb=short",
+PYTEST_ARGS = ("-q", "-p", "no:cacheprovider", "-p", "mmengine_unit_tests_plugin", "--tb=native",
                "--continue-on-collection-errors")
 
 
@@ -194,28 +194,48 @@ def run_side(name: str, python: str, alias: bool, groups: list[list[str]], sourc
         if left <= 0:
             print(f"  [{name}] {folder}: not run, the side's budget of {args.budget} s is spent")
             continue
-        results = logs / f"{name}_{i:02d}.jsonl"
-        results.unlink(missing_ok=True)
-        cmd = [python, "-m", "pytest", *PYTEST_ARGS, "-c", str(ini), "--rootdir", str(root),
-               *files]
-        env = side_env(args.extras, alias, results, args.timeout)
         t0 = time.monotonic()
-        with open(logs / f"{name}_{i:02d}.log", "w", encoding="utf-8") as log:
-            try:
-                subprocess.run(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                               timeout=min(args.group_timeout, left), preexec_fn=_nice)
-                killed = ""
-            except subprocess.TimeoutExpired:
-                killed = " (killed: group time limit)"
-        collected = read_results(results, side)
-        for test_id in collected:
-            if test_id not in side.outcomes:
-                side.outcomes[test_id] = ("killed", f"not finished: process killed{killed}")
+        collected = _run_group(f"{name}_{i:02d}", python, alias, files, root, ini, side,
+                               args, deadline=start + args.budget)
         passed = sum(1 for t in collected if side.outcomes[t][0] == "passed")
         print(f"  [{name}] {folder}: {passed}/{len(collected)} passed in "
-              f"{time.monotonic() - t0:.0f} s{killed}", flush=True)
+              f"{time.monotonic() - t0:.0f} s", flush=True)
     side.seconds = time.monotonic() - start
     return side
+
+
+def _run_group(tag: str, python: str, alias: bool, files: list[str], root: Path, ini: Path,
+               side: Side, args: argparse.Namespace, deadline: float) -> list[str]:
+    """Run one folder's files; when pytest stops early (an INTERNALERROR, a crash, the group
+    limit), mark the test it stopped in and run the rest again. Returns the ids collected."""
+    collected: list[str] = []
+    targets = files
+    for attempt in range(args.restarts + 1):
+        results = root.parent / f"{tag}_{attempt}.jsonl"
+        results.unlink(missing_ok=True)
+        cmd = [python, "-m", "pytest", *PYTEST_ARGS, "-c", str(ini), "--rootdir", str(root),
+               *targets]
+        env = side_env(args.extras, alias, results, args.timeout)
+        limit = min(args.group_timeout, deadline - time.monotonic())
+        stop = "pytest stopped in this test"
+        with open(root.parent / f"{tag}_{attempt}.log", "w", encoding="utf-8") as log:
+            try:
+                subprocess.run(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                               timeout=max(limit, 1), preexec_fn=_nice)
+            except subprocess.TimeoutExpired:
+                stop = "process killed in this test (group time limit)"
+        ids = read_results(results, side)
+        collected.extend(t for t in ids if t not in collected)
+        unfinished = [t for t in ids if t not in side.outcomes]
+        if not unfinished:
+            break
+        side.outcomes[unfinished[0]] = ("crashed", stop)
+        targets = unfinished[1:]
+        if not targets or time.monotonic() >= deadline:
+            break
+    for test_id in collected:
+        side.outcomes.setdefault(test_id, ("killed", "not run: restarts or budget spent"))
+    return collected
 
 
 def _nice() -> None:
@@ -287,6 +307,8 @@ def main() -> None:
                         help="run only these files/folders (a trial: nothing is cached)")
     parser.add_argument("--refresh-reference", action="store_true",
                         help="rerun the reference even if the cache matches")
+    parser.add_argument("--restarts", type=int, default=5,
+                        help="reruns of a folder's remaining tests after pytest stops early")
     parser.add_argument("--parallel", action="store_true",
                         help="run the reference (when not cached) beside the cadence side")
     parser.add_argument("--top", type=int, default=25, help="error lines to print")

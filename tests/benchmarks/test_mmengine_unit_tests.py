@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -43,7 +45,6 @@ def test_the_plugin_records_each_outcome_and_stops_a_hanging_test(tmp_path):
     (tmp_path / "tests" / "test_bad.py").write_text("import no_such_module_here\n")
     results = tmp_path / "out.jsonl"
     env = mut.side_env(tmp_path / "no_extras", False, results, 1.0)
-    env["PYTHONPATH"] += os.pathsep + os.pathsep.join(p for p in sys.path if p)
     cmd = [sys.executable, "-m", "pytest", *mut.PYTEST_ARGS, "-c", os.devnull,
            "--rootdir", str(tmp_path), "tests/test_toy.py", "tests/test_bad.py"]
     subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, timeout=60)
@@ -80,3 +81,21 @@ def test_write_keeps_details_beside_the_figures(tmp_path, monkeypatch):
     record = json.loads(path.read_text())
     assert record["details"] == {"tests": {"a.py::t1": ["passed", ""]}}
     assert record["figures"]["n"]["value"] == 3
+
+
+def test_a_folder_whose_pytest_dies_is_resumed_after_the_test_it_died_in(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_exit.py").write_text(
+        "import os\n\ndef test_a():\n    pass\n\ndef test_b():\n    os._exit(3)\n\n"
+        "def test_c():\n    pass\n"
+    )
+    ini = tmp_path / "pytest.ini"
+    ini.write_text("[pytest]\n")
+    args = argparse.Namespace(restarts=2, extras=tmp_path / "no_extras", timeout=30.0,
+                              group_timeout=60.0)
+    side = mut.Side()
+    collected = mut._run_group("t", sys.executable, False, ["tests/test_exit.py"], tmp_path,
+                               ini, side, args, deadline=time.monotonic() + 120)
+    assert [c.split("::")[1] for c in collected] == ["test_a", "test_b", "test_c"]
+    got = {t.split("::")[1]: o[0] for t, o in side.outcomes.items()}
+    assert got == {"test_a": "passed", "test_b": "crashed", "test_c": "passed"}
