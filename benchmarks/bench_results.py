@@ -83,9 +83,15 @@ def _cpu_model() -> str:
     return platform.processor()
 
 
-def write(name: str, figures: Mapping[str, Mapping[str, Any]], note: str = "") -> Path:
+def write(
+    name: str,
+    figures: Mapping[str, Mapping[str, Any]],
+    note: str = "",
+    details: Mapping[str, Any] | None = None,
+) -> Path:
     """Write ``results/<name>.json`` (replacing the previous run's) and return its path.
-    ``BENCH_RESULTS`` names another folder (tests, trial runs)."""
+    ``details`` (optional, JSON-able) is stored beside the figures; ``compare.py`` reads
+    only the figures. ``BENCH_RESULTS`` names another folder (tests, trial runs)."""
     commit, dirty = _commit()
     record = {
         "benchmark": name,
@@ -97,6 +103,8 @@ def write(name: str, figures: Mapping[str, Mapping[str, Any]], note: str = "") -
         "note": note,
         "figures": {key: dict(value) for key, value in figures.items()},
     }
+    if details is not None:
+        record["details"] = dict(details)
     folder = Path(os.environ.get("BENCH_RESULTS") or RESULTS)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"
