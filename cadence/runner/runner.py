@@ -13,11 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from torch import nn
 
-from ..config import Config
 from ..dataset.release import release_workers
-from ..hooks import TrainingPreempted
 from ..registry import RUNNERS, STRATEGIES
-from ..strategies.base import default_strategy_type
 from ..utils.heartbeat import Heartbeat
 from .assemble import assemble, train_facts
 from .auto_scale import apply_auto_scale_workers, check_auto_scale_workers
@@ -35,6 +32,8 @@ from .startup import StartupMixin
 from .work_dir_lock import WorkDirLock, lock_for_training
 
 if TYPE_CHECKING:
+    from ..config import Config
+    from ..hooks import TrainingPreempted
     from ..loops import BaseLoop
     from ..strategies import BaseStrategy
 
@@ -115,6 +114,8 @@ class Runner(
                     f"{', '.join(keys)} must be all set or all None to {mode}; "
                     f"missing: {', '.join(unset)}"
                 )
+        from ..config import Config  # here, not at import: the config package is not light
+
         self.paths = RunPaths(work_dir, load_from, resume, backend_args)
         self._cfg = cfg if isinstance(cfg, Config) else Config(dict(cfg or {}))
         self._work_dir = self.paths.work_dir
@@ -151,6 +152,8 @@ class Runner(
         strategy_cfg = strategy if strategy is not None else {}
         if isinstance(strategy_cfg, Mapping):
             strategy_cfg = dict(strategy_cfg)
+            from ..strategies.base import default_strategy_type  # the checkpoint package
+
             strategy_cfg.setdefault("type", default_strategy_type(self._launcher))
             self.strategy = STRATEGIES.build(strategy_cfg, key_path="strategy")
         else:
@@ -186,6 +189,8 @@ class Runner(
         Other keys stay available in ``runner.cfg``; a key that looks like a
         misspelled runner key gets a warning.
         """
+        from ..config import Config
+
         cfg = cfg if isinstance(cfg, Config) else Config(dict(cfg))
         warn_misspelled_keys(cfg.keys(), RUNNER_KEYS)
         if "model" not in cfg or "work_dir" not in cfg:
