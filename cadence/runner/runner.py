@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from torch import nn
 
 from ..dataset.release import release_workers
+from ..hooks.preempted import TrainingPreempted
 from ..registry import RUNNERS, STRATEGIES
 from ..utils.heartbeat import Heartbeat
 from .assemble import assemble, train_facts
@@ -33,7 +34,6 @@ from .work_dir_lock import WorkDirLock, lock_for_training
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..hooks import TrainingPreempted
     from ..loops import BaseLoop
     from ..strategies import BaseStrategy
 
