@@ -8,6 +8,7 @@ schedulers are built by the packages that define them.
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +28,9 @@ from .lifecycle import register_exit_release, released_on_error
 from .paths import RunPaths, check_url_keys
 from .persistence import PersistenceMixin
 from .properties import PropertiesMixin
-from .run_record import record_run_start
+from .run_record import GitProbe, record_run_start
 from .setup import default_setup, save_hook_table, warn_misspelled_keys
-from .startup import StartupMixin
+from .startup import StartupMixin, launch_rank
 from .work_dir_lock import WorkDirLock, lock_for_training
 
 if TYPE_CHECKING:
@@ -275,6 +276,8 @@ class Runner(
                 self._work_dir_lock.release()
 
     def _train(self) -> nn.Module:
+        # rank 0's run record needs git's facts: asked now, read after the parts are built
+        git_probe = GitProbe(os.getcwd()) if launch_rank(self._launcher) == 0 else None
         self._setup_env()
         # the work dir is this run's before it writes anything there (log folder, config)
         lock_for_training(self._work_dir_lock, self.rank, self.world_size,
@@ -288,7 +291,7 @@ class Runner(
         self.call_hook("before_run")
         self._init_weights()
         self.load_or_resume()
-        record_run_start(self)
+        record_run_start(self, git_probe)
         self.optim_wrapper.initialize_count_status(
             self.model, self._train_loop.iter, self._train_loop.max_iters
         )
