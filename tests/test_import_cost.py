@@ -54,3 +54,11 @@ def test_building_a_runner_pulls_in_no_optional_package(tmp_path):
     )
     loaded = _modules_after(code)
     assert not loaded & set(OPTIONAL_FOR_RUNNER), sorted(loaded & set(OPTIONAL_FOR_RUNNER))
+
+
+def test_importing_the_runner_leaves_the_packages_a_run_builds_for_later():
+    # the config loader, checkpoints, optimizers and loops are imported when a runner is built
+    loaded = _modules_after("from cadence.runner import Runner")
+    later = {"cadence.config.loader", "cadence.checkpoint", "cadence.optim", "cadence.loops"}
+    assert "cadence.runner.runner" in loaded
+    assert not loaded & later, sorted(loaded & later)

@@ -1,23 +1,33 @@
-"""Config files in the OpenMMLab style: ``_base_`` inheritance, overrides, dumping."""
+"""Config files in the OpenMMLab style: ``_base_`` inheritance, overrides, dumping.
 
-from .config import Config, import_custom
-from .config_dict import ConfigDict
-from .dict_action import DictAction, parse_options, parse_value
-from .errors import (
-    ConfigAssertionError,
-    ConfigError,
-    ConfigFileNotFoundError,
-    ConfigImportError,
-    ConfigKeyError,
-    ConfigSyntaxError,
-    ConfigTypeError,
-)
-from .lazy import LazyObject, read_base
-from .provenance import Origin
+Names are imported on first use (:mod:`cadence.utils.lazy`): a module that needs one
+submodule (the registry reads :mod:`.config_dict`'s origin attributes) does not import
+the loader and the dumper with it.
+"""
 
-__all__ = [
-    "ConfigAssertionError",
-    "Config", "ConfigDict", "ConfigError", "ConfigFileNotFoundError", "ConfigImportError",
-    "ConfigKeyError", "ConfigSyntaxError", "ConfigTypeError", "DictAction", "LazyObject",
-    "Origin", "import_custom", "parse_options", "parse_value", "read_base",
-]  # fmt: skip
+from __future__ import annotations
+
+from ..utils.lazy import lazy_exports
+
+#: name -> the module that defines it, imported when the name is first read.
+LAZY_EXPORTS: dict[str, str] = {
+    "Config": ".config",
+    "ConfigAssertionError": ".errors",
+    "ConfigDict": ".config_dict",
+    "ConfigError": ".errors",
+    "ConfigFileNotFoundError": ".errors",
+    "ConfigImportError": ".errors",
+    "ConfigKeyError": ".errors",
+    "ConfigSyntaxError": ".errors",
+    "ConfigTypeError": ".errors",
+    "DictAction": ".dict_action",
+    "LazyObject": ".lazy",
+    "Origin": ".provenance",
+    "import_custom": ".config",
+    "parse_options": ".dict_action",
+    "parse_value": ".dict_action",
+    "read_base": ".lazy",
+}
+
+__all__ = sorted(LAZY_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, LAZY_EXPORTS)

@@ -24,7 +24,7 @@ LAZY_EXPORTS: dict[str, str] = {
     "ParamSchedulerHook": ".param_scheduler_hook",
     "PreciseBNHook": ".precise_bn_hook",
     "PreemptionHook": ".preemption_hook",
-    "TrainingPreempted": ".preemption_hook",
+    "TrainingPreempted": ".preempted",
     "Priority": ".priority",
     "get_priority": ".priority",
     "ProfilerHook": ".profiler_hook",

@@ -14,6 +14,9 @@ from .hook import Hook
 if TYPE_CHECKING:
     from ..runner.protocol import RunnerProtocol
 
+#: ``done & _TRIM_EVERY == 0`` every 1024 training steps: the buffers are trimmed then
+_TRIM_EVERY = 1023
+
 
 def _length(loop: Any) -> int:
     """Batches in a loop's dataloader; 0 when it cannot tell (iterable datasets)."""
@@ -68,10 +71,16 @@ class IterTimerHook(Hook):
         self._last = perf_counter()
 
     def _writers(self, hub: Any) -> None:
+        # the clock differences are Python floats: the buffers' own list appends
         self._hub = hub
-        self._write_data_time = hub.scalar_writer("train/data_time")
-        self._write_time = hub.scalar_writer("train/time")
+        self._write_data_time = hub.number_writer("train/data_time")
+        self._write_time = hub.number_writer("train/time")
         self._set_eta = hub.info_writer("eta")
+
+    def _trim(self, hub: Any) -> None:
+        """Bound the two buffers the number writers append to (every 1024 steps)."""
+        hub.get_scalar("train/data_time").trim()
+        hub.get_scalar("train/time").trim()
 
     def before_train_iter(
         self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None
@@ -101,6 +110,8 @@ class IterTimerHook(Hook):
         total = self._train_time = self._train_time + elapsed
         done = self._train_done = self._train_done + 1
         self._set_eta(total / done * (self._train_left - done))  # type: ignore[misc]
+        if not done & _TRIM_EVERY:
+            self._trim(self._hub)
 
     # ----------------------------------------------------------- evaluation
     def _before_eval_epoch(self, loop: Any) -> None:

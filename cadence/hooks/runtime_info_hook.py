@@ -102,7 +102,11 @@ class RuntimeInfoHook(Hook):
         self._lr_readers: LrReaders | None = None
         self._hub: Any = None  # the message hub the writers below write to
         self._set_iter: Callable[[Any], None] | None = None
-        self._lr_writers: list[tuple[Callable[[Any], None], Callable[[], Any]]] = []
+        #: (checked writer, number writer, reader) per learning rate key
+        self._lr_writers: list[
+            tuple[Callable[[Any], None], Callable[[Any], None], Callable[[], Any]]
+        ] = []
+        self._lr_buffers: list[Any] = []  # their buffers (HistoryBuffer)
         self._output_writers: dict[Any, Callable[[Any], None]] = {}
         self._outer_stage: Any = None
 
@@ -141,7 +145,11 @@ class RuntimeInfoHook(Hook):
         """Take the hub's writers for the keys written every iteration."""
         self._hub = hub
         self._set_iter = hub.info_writer("iter")
-        self._lr_writers = [(hub.scalar_writer(key), read) for key, read in self._lr_readers or ()]
+        self._lr_writers = [
+            (hub.scalar_writer(key), hub.number_writer(key), read)
+            for key, read in self._lr_readers or ()
+        ]
+        self._lr_buffers = [hub.get_scalar(key) for key, _ in self._lr_readers or ()]
         self._output_writers = {}
 
     def before_train_epoch(self, runner: RunnerProtocol) -> None:
@@ -156,10 +164,18 @@ class RuntimeInfoHook(Hook):
         hub = runner.message_hub
         if hub is not self._hub:
             self._writers(hub)
-        self._set_iter(runner.iter)  # type: ignore[misc]
+        at = runner.iter
+        self._set_iter(at)  # type: ignore[misc]
         if self._lr_readers is not None:
-            for write, read in self._lr_writers:
-                write(read())
+            for write, write_number, read in self._lr_writers:
+                lr = read()
+                if type(lr) is float:  # the usual: the buffer list's own append, no frame
+                    write_number(lr)
+                else:
+                    write(lr)
+            if not at & 1023:  # what the number writers appended is trimmed now and then
+                for buffer in self._lr_buffers:
+                    buffer.trim()
         else:
             for name, values in wrapper.get_lr().items():
                 hub.update_scalar(f"train/{name}", values[0])

@@ -5,6 +5,12 @@ kept as they are (detached) and turned into Python numbers only when a
 statistic is read, all pending tensors of one device at once, so logging a
 loss every iteration costs no host synchronisation. CPU tensors are read when
 logged (no synchronisation involved, and cheaper than keeping them).
+
+Counts are stored only from the first entry whose count is not 1: entries past the
+end of the count list were seen once. A writer of Python numbers known to be
+``int``/``float`` can take :meth:`HistoryBuffer.number_appender`, the value list's
+own ``append`` (no Python frame per value); the buffer then trims on read and on
+:meth:`HistoryBuffer.trim`.
 """
 
 from __future__ import annotations
@@ -146,6 +152,7 @@ class HistoryBuffer:
         self._max_length = max_length
         self._limit = max_length + _TRIM_SLACK
         self._values: list[Any] = []
+        #: counts of the first ``len(_counts)`` values; the values after them were seen once
         self._counts: list[int | float] = []
         self._pending_from: int | None = None
         for value, count in zip(log_history, count_history):
@@ -172,7 +179,9 @@ class HistoryBuffer:
             count = _plain_count(count)
         self.append(value)
         if count != 1:
-            self._counts[-1] = count
+            counts = self._counts
+            counts.extend([1] * (len(self._values) - len(counts)))
+            counts[-1] = count
 
     def append(self, value: Any) -> None:
         """``update(value)``: one value seen once (the per-iteration writers' path)."""
@@ -186,8 +195,23 @@ class HistoryBuffer:
                 value = self._take(value)
         values = self._values
         values.append(value)
-        self._counts.append(1)
         if len(values) > self._limit:
+            self._trim()
+
+    def number_appender(self) -> Callable[[int | float], None]:
+        """``append`` for values the caller guarantees are Python ``int``/``float``: the
+        value list's own method, so no Python frame runs per value.
+
+        The buffer may then hold more than ``max_length`` entries until the next read
+        or :meth:`trim`; a writer appending every step calls :meth:`trim` now and then
+        (every few thousand appends) to bound the memory. It stays valid for the life
+        of this buffer (loading a state keeps the list object).
+        """
+        return self._values.append
+
+    def trim(self) -> None:
+        """Drop the entries beyond ``max_length`` (kept up to 1024 extra to amortise)."""
+        if len(self._values) > self._limit:
             self._trim()
 
     def _take(self, value: Any) -> Any:
@@ -213,9 +237,20 @@ class HistoryBuffer:
     def __len__(self) -> int:
         return min(len(self._values), self.max_length)
 
+    def _counts_of(self, size: int) -> list[int | float]:
+        """The counts of the last ``size`` values."""
+        counts, total = self._counts, len(self._values)
+        if len(counts) <= total - size:  # all seen once
+            return [1] * size
+        if len(counts) < total:
+            counts.extend([1] * (total - len(counts)))
+        return counts[-size:]
+
     def _window(self, window_size: int | None) -> tuple[list[Any], list[int | float]]:
         if self._pending_from is not None:
             resolve_tensors([self])
+        if len(self._values) > self._limit:
+            self._trim()
         size = len(self)
         if size == 0:
             raise ValueError("the HistoryBuffer is empty; call update() first")
@@ -227,7 +262,7 @@ class HistoryBuffer:
             if window_size < 1:
                 raise ValueError(f"window_size must be >= 1, got {window_size}")
             size = min(size, window_size)
-        return self._values[-size:], self._counts[-size:]
+        return self._values[-size:], self._counts_of(size)
 
     def mean(self, window_size: int | None = None) -> float:
         """Sum of the last ``window_size`` values over the sum of their counts (all if None)."""
@@ -266,7 +301,7 @@ class HistoryBuffer:
         size = len(self)
         if size == 0:
             return np.array([]), np.array([])
-        return np.array(self._values[-size:]), np.array(self._counts[-size:])
+        return np.array(self._values[-size:]), np.array(self._counts_of(size))
 
     # -------------------------------------------------------------- statistics
     @classmethod
@@ -299,7 +334,7 @@ class HistoryBuffer:
         size = len(self)
         return {
             "values": self._values[len(self._values) - size :],
-            "counts": self._counts[len(self._counts) - size :],
+            "counts": self._counts_of(size) if size else [],
             "max_length": self.max_length,
         }
 
@@ -315,7 +350,17 @@ class HistoryBuffer:
             state_dict["counts"],
             state_dict.get("max_length", self.max_length),
         )
-        self.__dict__.update(restored.__dict__)
+        self.adopt(restored)
+
+    def adopt(self, other: HistoryBuffer) -> None:
+        """Take ``other``'s entries and settings in place: the list objects stay, so the
+        appenders handed out before (:meth:`number_appender`) keep writing here."""
+        if other is self:
+            return
+        self._values[:] = other._values
+        self._counts[:] = other._counts
+        self._pending_from = other._pending_from
+        self.max_length = other.max_length
 
     def __getstate__(self) -> dict[str, Any]:
         """mmengine's fields (``max_length``, ``_log_history`` and ``_count_history`` as

@@ -110,6 +110,13 @@ class MessageHub(GlobalInstanceMixin):
             buffer = self._log_scalars[key] = HistoryBuffer()
         return buffer.append
 
+    def number_writer(self, key: str, resumed: bool = True) -> Callable[[int | float], None]:
+        """:meth:`scalar_writer` for values the caller guarantees are Python ``int`` or
+        ``float``: the buffer's :meth:`~HistoryBuffer.number_appender`, no Python frame per
+        value. The caller calls ``get_scalar(key).trim()`` every few thousand values."""
+        self.scalar_writer(key, resumed)
+        return self._log_scalars[key].number_appender()
+
     def update_scalars(self, log_dict: dict[str, Any], resumed: bool = True) -> None:
         """Update several scalars; a value may be ``dict(value=..., count=...)``."""
         if not isinstance(log_dict, dict):
@@ -174,7 +181,7 @@ class MessageHub(GlobalInstanceMixin):
         if existing is None:
             self._log_scalars[key] = loaded
         else:
-            vars(existing).update(vars(loaded))
+            existing.adopt(loaded)
 
     @property
     def runtime_info(self) -> OrderedDict[str, Any]:

@@ -1,26 +1,40 @@
-"""The runner: builds a run from a config and drives its loops."""
+"""The runner: builds a run from a config and drives its loops.
 
-from ..checkpoint import (
-    CheckpointError,
-    find_latest_checkpoint,
-    load_checkpoint,
-    publish_checkpoint,
-)
-from ..hooks.priority import Priority, get_priority
-from ..logging import LogProcessor as LogProcessor  # at mmengine's path, mmengine.runner
-from ..loops import BaseLoop, EpochBasedTrainLoop, IterBasedTrainLoop, TestLoop, ValLoop
-from ..strategies.env import set_random_seed
-from .amp import autocast
-from .checkpoint import CheckpointLoader, get_state_dict, weights_to_cpu
-from .errors import RunnerOrderError
-from .hook_manager import HookManager
-from .protocol import RunnerProtocol
-from .runner import DEFAULT_HOOKS, RUNNER_KEYS, FlexibleRunner, Runner
+Names are imported on first use (:mod:`cadence.utils.lazy`): ``from cadence.runner import
+Runner`` imports the runner's module, not the checkpoint or loop packages re-exported here.
+"""
 
-__all__ = [
-    "BaseLoop", "CheckpointError", "CheckpointLoader", "autocast", "get_state_dict",
-    "weights_to_cpu", "DEFAULT_HOOKS", "EpochBasedTrainLoop", "FlexibleRunner",
-    "HookManager", "IterBasedTrainLoop", "LogProcessor", "Priority", "RUNNER_KEYS", "Runner",
-    "RunnerOrderError", "RunnerProtocol", "TestLoop", "ValLoop", "find_latest_checkpoint",
-    "get_priority", "load_checkpoint", "publish_checkpoint", "set_random_seed",
-]  # fmt: skip
+from __future__ import annotations
+
+from ..utils.lazy import lazy_exports
+
+#: name -> the module that defines it, imported when the name is first read.
+LAZY_EXPORTS: dict[str, str] = {
+    "BaseLoop": "..loops.base_loop",
+    "CheckpointError": "..checkpoint",
+    "CheckpointLoader": ".checkpoint",
+    "DEFAULT_HOOKS": ".runner",
+    "EpochBasedTrainLoop": "..loops.train_loops",
+    "FlexibleRunner": ".runner",
+    "HookManager": ".hook_manager",
+    "IterBasedTrainLoop": "..loops.train_loops",
+    "LogProcessor": "..logging.log_processor",  # at mmengine's path, mmengine.runner
+    "Priority": "..hooks.priority",
+    "RUNNER_KEYS": ".runner",
+    "Runner": ".runner",
+    "RunnerOrderError": ".errors",
+    "RunnerProtocol": ".protocol",
+    "TestLoop": "..loops.val_loops",
+    "ValLoop": "..loops.val_loops",
+    "autocast": ".amp",
+    "find_latest_checkpoint": "..checkpoint",
+    "get_priority": "..hooks.priority",
+    "get_state_dict": ".checkpoint",
+    "load_checkpoint": "..checkpoint",
+    "publish_checkpoint": "..checkpoint",
+    "set_random_seed": "..strategies.env",
+    "weights_to_cpu": ".checkpoint",
+}
+
+__all__ = sorted(LAZY_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, LAZY_EXPORTS)

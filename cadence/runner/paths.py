@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..checkpoint.pointer import resolve_checkpoint
-from ..checkpoint.remote import RemoteStorage, stage_url
-from ..config import Config, ConfigError
 from ..fileio import check_url, is_url, local_path
 from .auto_resume import AUTO
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+# the checkpoint and config packages are imported when a runner is built, not with it
 
 #: The runner's keys that may hold a URL.
 PATH_KEYS = ("work_dir", "load_from", "resume")
@@ -32,6 +34,8 @@ def check_url_keys(cfg: Config, keys: Iterable[str] = PATH_KEYS) -> None:
         except Exception:  # noqa: BLE001 - a value without a recorded origin
             origin = None
         filename, line = (origin.filename, origin.line) if origin is not None else (None, None)
+        from ..config import ConfigError
+
         raise ConfigError(message, filename=filename, line=line)
 
 
@@ -52,6 +56,8 @@ class RunPaths:
             message = check_url(value, key)
             if message is not None:
                 raise ValueError(message)
+        from ..checkpoint.remote import RemoteStorage
+
         #: maps URLs to staged local paths and uploads them (nothing for local paths)
         self.storage = RemoteStorage(backend_args)
         #: the URL of the work dir, when it is remote
@@ -60,6 +66,8 @@ class RunPaths:
             self.work_dir = self.storage.stage(self.remote_work_dir)
         else:
             self.work_dir = os.path.abspath(local_path(work_dir))
+        from ..checkpoint.remote import stage_url
+
         self.load_from = stage_url(self.storage, self._checkpoint(load_from))
         self.resume = stage_url(self.storage, self._checkpoint(resume))
         #: the checkpoint (local or staged path) this run resumed from, once it has
@@ -75,6 +83,8 @@ class RunPaths:
         (:func:`~cadence.checkpoint.resolve_checkpoint`); other values are unchanged."""
         if not isinstance(value, str) or value == AUTO or is_url(value):
             return value
+        from ..checkpoint.pointer import resolve_checkpoint
+
         return resolve_checkpoint(value, self.work_dir)
 
     def add_options(self, backend_args: Mapping[str, Any] | None) -> None:
@@ -84,5 +94,7 @@ class RunPaths:
 
     def stage(self, value: Any, backend_args: Mapping[str, Any] | None = None) -> Any:
         """``value`` with a URL replaced by its staged path (see :meth:`add_options`)."""
+        from ..checkpoint.remote import stage_url
+
         self.add_options(backend_args)
         return stage_url(self.storage, value)

@@ -12,14 +12,15 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..checkpoint import CheckpointManager
-from ..checkpoint.rank_state import LoaderPlace, RankLocalBuffers, RngStreams
 from ..utils.heartbeat import Heartbeat
 from ..version import __version__
 from .auto_resume import ResumePlan
 from .paths import RunPaths
+
+if TYPE_CHECKING:  # the checkpoint package is imported when a checkpoint is first needed
+    from ..checkpoint import CheckpointManager
 
 
 class _TrainPosition:
@@ -79,6 +80,9 @@ class PersistenceMixin:
     @property
     def checkpoints(self) -> CheckpointManager:
         """The run's checkpoint manager, with the run's current parts registered."""
+        from ..checkpoint import CheckpointManager
+        from ..checkpoint.rank_state import LoaderPlace, RankLocalBuffers, RngStreams
+
         if self._checkpoints is None:
             self._checkpoints = CheckpointManager(
                 self.strategy, self.work_dir, self.logger, storage=self.paths.storage

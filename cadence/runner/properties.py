@@ -7,10 +7,10 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..config import Config
 from .startup import launch_rank, launch_world_size
 
 if TYPE_CHECKING:
+    from ..config import Config
     from ..loops import BaseLoop
 
 

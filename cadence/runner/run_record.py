@@ -14,6 +14,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from typing import Any
@@ -50,6 +51,29 @@ def git_state(directory: str) -> tuple[dict[str, Any], str]:
     diff = _git(directory, "diff", "HEAD", "--binary") or ""
     dirty = any(not line.startswith("?? ") for line in lines)
     return {"commit": commit.strip(), "dirty": dirty, "untracked": untracked}, diff
+
+
+class GitProbe:
+    """:func:`git_state` of ``directory`` run on a thread of its own from now on, so the
+    git commands (a few tens of ms each, more on a busy machine) overlap the building of
+    the model, data and optimizer; :meth:`result` waits for it."""
+
+    def __init__(self, directory: str) -> None:
+        self._result: tuple[dict[str, Any], str] | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(directory,), name="cadence-git-state", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, directory: str) -> None:
+        self._result = git_state(directory)
+
+    def result(self) -> tuple[dict[str, Any], str]:
+        """``(facts, diff)`` as :func:`git_state` returns them."""
+        self._thread.join()
+        if self._result is None:  # the thread died: ask again, here
+            self._result = git_state(os.getcwd())
+        return self._result
 
 
 def installed_packages() -> list[str]:
@@ -121,16 +145,17 @@ def _previous_records(path: str) -> list[dict[str, Any]]:
     return []
 
 
-def append_run_record(runner: RunnerProtocol) -> str | None:
+def append_run_record(runner: RunnerProtocol, git_probe: GitProbe | None = None) -> str | None:
     """Append this run's record to ``<work_dir>/run.json`` (rank 0; others do nothing);
-    return the file's path. A remote work dir's records are pulled first and pushed back."""
+    return the file's path. A remote work dir's records are pulled first and pushed back.
+    ``git_probe``: the git facts asked for earlier (:class:`GitProbe`), else asked now."""
     if runner.rank != 0:
         return None
     work_dir = runner.work_dir
     path = os.path.join(work_dir, RECORD_FILE)
     storage = runner.paths.storage
     storage.pull_file(path)
-    git, diff = git_state(os.getcwd())
+    git, diff = git_probe.result() if git_probe is not None else git_state(os.getcwd())
     diff_file = None
     if diff:
         diff_file = f"run-{runner.timestamp}.diff"
@@ -150,7 +175,7 @@ def append_run_record(runner: RunnerProtocol) -> str | None:
 SUMMARY_FILE = "model_summary.txt"
 
 
-def record_run_start(runner: RunnerProtocol) -> None:
+def record_run_start(runner: RunnerProtocol, git_probe: GitProbe | None = None) -> None:
     """At the start of ``train``: log the model's size in one line, and (rank 0) write the
     full summary table to ``<work_dir>/model_summary.txt`` and append to ``run.json``."""
     from ..logging.console import DETAIL
@@ -164,4 +189,4 @@ def record_run_start(runner: RunnerProtocol) -> None:
         with open(path, "w", encoding="utf-8") as file:
             file.write(summary_table(model) + "\n")
         runner.paths.storage.push_file(path)
-    append_run_record(runner)
+    append_run_record(runner, git_probe)

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from torch import nn
 
-from ..config import Config
 from ..dataset.release import release_workers
-from ..hooks import TrainingPreempted
+from ..hooks.preempted import TrainingPreempted
 from ..registry import RUNNERS, STRATEGIES
-from ..strategies.base import default_strategy_type
 from ..utils.heartbeat import Heartbeat
 from .assemble import assemble, train_facts
 from .auto_resume import ResumePlan
@@ -31,12 +30,13 @@ from .lifecycle import register_exit_release, released_on_error
 from .paths import RunPaths, check_url_keys
 from .persistence import PersistenceMixin
 from .properties import PropertiesMixin
-from .run_record import record_run_start
+from .run_record import GitProbe, record_run_start
 from .setup import default_setup, save_hook_table, warn_misspelled_keys
-from .startup import StartupMixin
+from .startup import StartupMixin, launch_rank
 from .work_dir_lock import WorkDirLock, lock_for_training
 
 if TYPE_CHECKING:
+    from ..config import Config
     from ..loops import BaseLoop
     from ..strategies import BaseStrategy
 
@@ -117,6 +117,8 @@ class Runner(
                     f"{', '.join(keys)} must be all set or all None to {mode}; "
                     f"missing: {', '.join(unset)}"
                 )
+        from ..config import Config  # here, not at import: the config package is not light
+
         self.paths = RunPaths(work_dir, load_from, resume, backend_args)
         self._cfg = cfg if isinstance(cfg, Config) else Config(dict(cfg or {}))
         self._work_dir = self.paths.work_dir
@@ -153,6 +155,8 @@ class Runner(
         strategy_cfg = strategy if strategy is not None else {}
         if isinstance(strategy_cfg, Mapping):
             strategy_cfg = dict(strategy_cfg)
+            from ..strategies.base import default_strategy_type  # the checkpoint package
+
             strategy_cfg.setdefault("type", default_strategy_type(self._launcher))
             self.strategy = STRATEGIES.build(strategy_cfg, key_path="strategy")
         else:
@@ -188,6 +192,8 @@ class Runner(
         Other keys stay available in ``runner.cfg``; a key that looks like a
         misspelled runner key gets a warning.
         """
+        from ..config import Config
+
         cfg = cfg if isinstance(cfg, Config) else Config(dict(cfg))
         warn_misspelled_keys(cfg.keys(), RUNNER_KEYS)
         if "model" not in cfg or "work_dir" not in cfg:
@@ -272,6 +278,8 @@ class Runner(
                 self._work_dir_lock.release()
 
     def _train(self) -> nn.Module:
+        # rank 0's run record needs git's facts: asked now, read after the parts are built
+        git_probe = GitProbe(os.getcwd()) if launch_rank(self._launcher) == 0 else None
         self._setup_env()
         # the work dir is this run's before it writes anything there (log folder, config);
         # the ranks agree on the plan first (a collective), then rank 0 alone checks it
@@ -287,7 +295,7 @@ class Runner(
         self.call_hook("before_run")
         self._init_weights()
         self.load_or_resume()
-        record_run_start(self)
+        record_run_start(self, git_probe)
         self.optim_wrapper.initialize_count_status(
             self.model, self._train_loop.iter, self._train_loop.max_iters
         )

@@ -228,3 +228,38 @@ def test_values_and_counts_may_be_numpy_scalars_and_one_element_tensors():
         buffer.update(1.0, count=True)
     with pytest.raises(TypeError, match="count must be a number, got str"):
         buffer.update(1.0, count="2")  # type: ignore[arg-type]
+
+
+def test_number_appender_writes_the_buffer_and_trim_bounds_it():
+    buffer = HistoryBuffer(max_length=3)
+    append = buffer.number_appender()
+    for value in range(2000):
+        append(float(value))
+    assert buffer.current() == 1999.0 and len(buffer) == 3  # reads see max_length entries
+    assert buffer.mean() == pytest.approx((1997 + 1998 + 1999) / 3)
+    for _ in range(2000):
+        append(1.0)
+    buffer.trim()
+    assert len(buffer._values) <= 3 + 1024  # the list itself is bounded after trim()
+    assert buffer.state_dict()["counts"] == [1, 1, 1]
+
+
+def test_counts_start_at_the_first_count_that_is_not_one():
+    buffer = HistoryBuffer()
+    append = buffer.number_appender()
+    append(1.0)
+    buffer.update(4.0, count=2)
+    append(6.0)
+    assert buffer.data[1].tolist() == [1, 2, 1]
+    assert buffer.mean() == pytest.approx((1 + 4 + 6) / 4)
+    assert buffer.state_dict() == {"values": [1.0, 4.0, 6.0], "counts": [1, 2, 1],
+                                   "max_length": 1_000_000}  # fmt: skip
+
+
+def test_loading_a_state_keeps_the_number_appender_writing_here():
+    buffer = HistoryBuffer()
+    append = buffer.number_appender()
+    buffer.load_state_dict(HistoryBuffer([5.0, 7.0], [1, 3]).state_dict())
+    append(9.0)
+    assert buffer.state_dict()["values"] == [5.0, 7.0, 9.0]
+    assert buffer.state_dict()["counts"] == [1, 3, 1]

@@ -207,3 +207,14 @@ def test_scalars_accept_what_mmengine_does():
     assert hub.get_scalar("dict").mean() == 2.0
     hub.update_info("epoch", np.int64(4))
     assert hub.get_info("epoch") == 4 and hub.runtime_info["epoch"] == 4
+
+
+def test_number_writer_survives_loading_a_state():
+    hub = MessageHub("number-writer")
+    write = hub.number_writer("train/time")
+    write(0.5)
+    saved = MessageHub("saved")
+    saved.update_scalar("train/time", 2.0)
+    hub.load_state_dict(saved.state_dict())
+    write(3.0)
+    assert hub.get_scalar("train/time").state_dict()["values"] == [2.0, 3.0]

@@ -85,3 +85,12 @@ def test_an_unreadable_record_file_is_kept_aside(tmp_path, checkout):
     assert len(records(work)) == 1
     (aside,) = work.glob("run.json.unreadable-*")
     assert aside.read_text() == "{not json"
+
+
+def test_the_git_probe_reads_the_facts_on_its_own_thread(checkout):
+    from cadence.runner.run_record import GitProbe, git_state
+
+    probe = GitProbe(str(checkout))
+    facts, diff = probe.result()
+    assert (facts, diff) == git_state(str(checkout))
+    assert facts["commit"] == git(checkout, "rev-parse", "HEAD") and "train.py" in diff
