@@ -58,9 +58,14 @@ def _forget_user_modules(before: set[str]) -> None:
 
 @pytest.fixture(autouse=True)
 def _isolate_global_state() -> Iterator[None]:
+    from cadence.compat import alias
+
     before = set(sys.modules)
+    door_open = alias.is_installed()
     with isolated_registries(), isolated_instances(start_empty=False):
         yield
+    if alias.is_installed() and not door_open:  # a door opened by the test closes with it
+        alias.uninstall()  # (it also decides how later tests' checkpoints are pickled)
     _forget_user_modules(before)
 
 

@@ -91,6 +91,9 @@ def load_config(path: str, cfg_options: Sequence[str] = (), overrides: Sequence[
         from ..config.config import import_custom
 
         import_custom(cfg["custom_imports"], path)
+    scope = cfg.get("default_scope")
+    if isinstance(scope, str) and scope not in _OWN_SCOPES:  # after custom_imports: they
+        _import_models_or_explain(scope)  # may provide what the models import (stand-ins)
     if options:
         cfg.merge_from_dict(options)
     return cfg
@@ -121,7 +124,6 @@ def open_downstream_door(cfg: Any, path: str) -> None:
             f"install it (e.g. `pip install --no-deps {scope}` plus its dependencies, see "
             f"docs/openmmlab.md), or set default_scope to a package that is installed"
         )
-    _import_models_or_explain(scope)
 
 
 def _import_models_or_explain(scope: str) -> None:

@@ -27,6 +27,7 @@ from cadence.dataset import (
     build_dataloader,
     dataloader_state_dict,
 )
+from cadence.utils.exit_codes import ExitCode
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux", reason="the shield needs sigwaitinfo; the checks read /proc"
@@ -111,7 +112,7 @@ def test_sigterm_to_the_process_group_saves_and_leaves_no_worker(tmp_path):
         code = job.finish(timeout=60)
         took = time.monotonic() - sent
         record("SIGTERM to the group with 2 workers", signal_to_exit=took)
-        assert code == 0, job.err_tail()
+        assert code == ExitCode.PREEMPTED, job.err_tail()  # saved, then stopped
         assert took < 20
         work = tmp_path / "work"
         saved = (work / "last_checkpoint").read_text().strip()

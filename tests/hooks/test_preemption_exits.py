@@ -108,7 +108,7 @@ def test_the_same_signal_twice_at_once_is_one_request(tmp_path):
         job.send(signal.SIGTERM)
         code = job.finish(timeout=60)
         record("two SIGTERMs at once", signal_to_exit=time.monotonic() - sent)
-        assert code == 0, job.err_tail()
+        assert code == ExitCode.PREEMPTED, job.err_tail()  # saved, then stopped
         saved = (tmp_path / "work" / "last_checkpoint").read_text().strip()
         assert saved.startswith("preempted_iter_")
         assert "a second SIGTERM" not in job.err()
