@@ -118,7 +118,8 @@ def _study_exists(db: Path) -> bool:
 
 @pytest.mark.dist
 def test_killed_workers_sweep_finishes_with_resume_without_repeating_a_trial(tmp_path, capsys):
-    cfg = write_config(tmp_path, epochs=2, delay=0.25)  # each trial outlasts the second worker's start
+    # each trial outlasts the second worker's start
+    cfg = write_config(tmp_path, epochs=2, delay=0.25)
     sweep_dir = tmp_path / "sweep"
     args = cadence("sweep", str(cfg), "--param", "optim_wrapper.optimizer.lr=loguniform:1e-3:1",
                    "--param", "train_dataloader.batch_size=choice:8,16", "--trials", "6",
