@@ -22,4 +22,7 @@ def runner_from_command_line(description: str | None, default_config: str) -> An
     cfg.merge_from_dict(args.cfg_options)
     if args.work_dir:
         cfg.work_dir = args.work_dir
+    # an example run starts anew and replaces the previous example run's checkpoints in its
+    # work dir (cadence train refuses that unless told: --overwrite)
+    cfg.setdefault("overwrite", True)
     return Runner.from_cfg(cfg)
