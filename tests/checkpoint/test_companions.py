@@ -61,8 +61,6 @@ def test_removing_a_checkpoint_removes_what_an_interrupted_save_of_it_left(tmp_p
 def test_a_failed_resave_leaves_the_old_checkpoint_whole_and_a_clean_one_replaces_it(
     tmp_path, strategy
 ):
-    if strategy["type"] == "DeepSpeedStrategy":
-        pytest.importorskip("deepspeed")
     report = run_distributed(dist_cases.resave_interrupted, str(tmp_path), strategy,
                              timeout=300)[0]  # fmt: skip
     assert report["failed"]
