@@ -40,22 +40,13 @@ def test_an_fsdp_run_of_two_resumed_on_three_trains_as_three_would_exactly(tmp_p
     assert resumed[0]["weights"] == reference[0]["weights"]
 
 
-def test_a_ddp_run_of_two_resumed_on_three_follows_three_up_to_all_reduce_rounding(tmp_path):
-    """What docs/running_on_a_cluster.md promises for DDP on 3+ ranks (issue #27, open):
-    the first step after the resume is bit for bit, later ones leave the uninterrupted run
-    only by the rounding of the gradient all-reduce (~1e-7; its summation order changes
-    when DDP rebuilds its buckets after a process's first step: three addends round by
-    order, two do not, so 2-rank resumes are exact)."""
-    import numpy as np
-
+def test_a_ddp_run_of_two_resumed_on_three_trains_as_three_would_exactly(tmp_path):
+    """DDP rebuilds its gradient buckets after a process's first step; the resumed run
+    builds the saving run's layout before its first one, so three ranks add up every
+    gradient in the uninterrupted run's order (with the initial layout: ~1e-7 off from
+    the second step after the resume)."""
     resumed, reference, after = _runs(tmp_path, "ddp")
     for rank in range(3):
-        first = after[0]
-        assert resumed[rank]["losses"][first] == reference[rank]["losses"][first], rank
         curve = [resumed[rank]["losses"][i] for i in after]
-        expected = [reference[rank]["losses"][i] for i in after]
-        assert np.allclose(curve, expected, rtol=1e-5, atol=0), (rank, curve, expected)
-    for name, data in reference[0]["weights"].items():
-        got = np.frombuffer(resumed[0]["weights"][name], dtype=np.float32)
-        want = np.frombuffer(data, dtype=np.float32)
-        assert np.allclose(got, want, rtol=1e-5, atol=1e-7), name
+        assert curve == [reference[rank]["losses"][i] for i in after], rank
+    assert resumed[0]["weights"] == reference[0]["weights"]
