@@ -83,12 +83,6 @@ class Provenance:
         node.origin = origin
         node.children = {}
 
-    def drop_below(self, path: Path) -> None:
-        """Forget the records strictly inside ``path``."""
-        node = self._node(path, create=False)
-        if node is not None:
-            node.children = {}
-
     def drop_subtree(self, path: Path) -> None:
         """Forget ``path`` and everything below it."""
         if not path:

@@ -64,8 +64,3 @@ def capture_warnings(enabled: bool = True, family: Any = None) -> None:
     elif warnings.showwarning is _show:
         warnings.showwarning = _original
         _original = None
-
-
-def capturing_warnings() -> bool:
-    """Whether warnings are routed to the current logger right now."""
-    return warnings.showwarning is _show

@@ -10,7 +10,6 @@ package that created it. Lookups of plain names fall back up the parent chain;
 from __future__ import annotations
 
 import importlib
-import inspect
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -458,11 +457,3 @@ class Registry:
         self._children.update(children)
         self._imported = imported
         self._import_failures = failures
-
-
-def registry_signature(obj: Any) -> inspect.Signature | None:
-    """Return the call signature of a registered object, or ``None`` if unknown."""
-    try:
-        return inspect.signature(obj)
-    except (TypeError, ValueError):
-        return None

@@ -95,9 +95,6 @@ class HookManager:
         """Hooks in the order they run."""
         return [hook for _, _, _, hook in self._hooks]
 
-    def named_hooks(self) -> list[tuple[str, Hook]]:
-        return [(name, hook) for _, _, name, hook in self._hooks]
-
     def register(
         self,
         hook: Hook | Mapping[str, Any],
