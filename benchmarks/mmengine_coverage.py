@@ -242,7 +242,7 @@ MMENGINE_NAMES["mmengine"] = _top_level_names()
 COUNTERPARTS: dict[str, str | None] = {
     "mmengine": "cadence",
     "mmengine._strategy": "cadence.strategies",
-    "mmengine.analysis": None,
+    "mmengine.analysis": "cadence.analysis",
     "mmengine.config": "cadence.config",
     "mmengine.dataset": "cadence.dataset",
     "mmengine.device": "cadence.device",

@@ -94,11 +94,11 @@ def test_script_door_reports_an_mmengine_module_cadence_lacks_in_one_paragraph(
     tmp_path: Path,
 ) -> None:
     script = tmp_path / "tool.py"
-    script.write_text("import os\nfrom mmengine.analysis import get_model_complexity_info\n")
+    script.write_text("import os\nfrom mmengine._strategy.colossalai import ColossalAIStrategy\n")
     result = _python("-m", "cadence.compat.mmengine", str(script))
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
-    assert "'mmengine.analysis'" in result.stderr and f"{script}:2" in result.stderr
+    assert "'mmengine._strategy.colossalai'" in result.stderr and f"{script}:2" in result.stderr
 
 
 def test_script_door_reports_a_missing_downstream_package(tmp_path: Path) -> None:
