@@ -2,7 +2,9 @@
 
 Every ``import``/``from ... import`` statement that can run is an edge: module-level ones
 and those inside functions or methods (a function-level import only defers a cycle, it does
-not remove it). Imports under ``if TYPE_CHECKING:`` never run and are skipped.
+not remove it). Imports under ``if TYPE_CHECKING:`` never run: the runtime graph
+(``import_edges(pkg)``) skips them, the typing graph (``import_edges(pkg, type_only=True)``)
+counts them too, since a contract that type-imports its users still depends on them.
 
 Granularity is the module (file): ``pkg/a/b.py`` is ``pkg.a.b`` and ``pkg/a/__init__.py`` is
 ``pkg.a``. Importing ``pkg.a.b`` runs ``pkg/a/__init__.py`` first, so an edge to a submodule
@@ -39,19 +41,22 @@ def _is_type_checking(test: ast.expr) -> bool:
     return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
 
 
-def _runnable_imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Yield the import statements under ``node`` except those guarded by TYPE_CHECKING."""
-    yield from _imports_in(ast.iter_child_nodes(node))
+def _imports(node: ast.AST, type_only: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Yield the import statements under ``node``; those guarded by TYPE_CHECKING only
+    when ``type_only`` is set."""
+    yield from _imports_in(ast.iter_child_nodes(node), type_only)
 
 
-def _imports_in(nodes: Iterable[ast.AST]) -> Iterator[ast.Import | ast.ImportFrom]:
+def _imports_in(
+    nodes: Iterable[ast.AST], type_only: bool
+) -> Iterator[ast.Import | ast.ImportFrom]:
     for child in nodes:
         if isinstance(child, ast.Import | ast.ImportFrom):
             yield child
-        elif isinstance(child, ast.If) and _is_type_checking(child.test):
-            yield from _imports_in(child.orelse)  # the ``else:`` branch does run
+        elif isinstance(child, ast.If) and _is_type_checking(child.test) and not type_only:
+            yield from _imports_in(child.orelse, type_only)  # the ``else:`` branch does run
         else:
-            yield from _runnable_imports(child)
+            yield from _imports(child, type_only)
 
 
 def _resolve_from(module: str, is_package: bool, node: ast.ImportFrom) -> str:
@@ -101,8 +106,9 @@ def _lazy_export_targets(tree: ast.Module, module: str, is_package: bool) -> lis
     return targets
 
 
-def import_edges(package_dir: Path) -> set[Edge]:
-    """All runnable import edges between modules of the package rooted at ``package_dir``."""
+def import_edges(package_dir: Path, type_only: bool = False) -> set[Edge]:
+    """All runnable import edges between modules of the package rooted at ``package_dir``;
+    with ``type_only``, those under ``if TYPE_CHECKING:`` as well."""
     modules = module_names(package_dir)
     known = set(modules)
     root = package_dir.name
@@ -111,7 +117,7 @@ def import_edges(package_dir: Path) -> set[Edge]:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         is_package = path.name == "__init__.py"
         targets: list[str] = []
-        for node in _runnable_imports(tree):
+        for node in _imports(tree, type_only):
             if isinstance(node, ast.Import):
                 targets.extend(alias.name for alias in node.names)
                 continue
@@ -130,15 +136,17 @@ def import_edges(package_dir: Path) -> set[Edge]:
     return edges
 
 
-def find_cycles(edges: Iterable[Edge]) -> list[list[str]]:
-    """One cycle per strongly connected component of the graph, each as a closed path.
-
-    Returns ``[["a", "b", "a"], ...]``, sorted, so a message can print ``a -> b -> a``.
-    """
+def _graph(edges: Iterable[Edge]) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for src, dst in edges:
         graph.setdefault(src, set()).add(dst)
         graph.setdefault(dst, set())
+    return graph
+
+
+def cyclic_components(edges: Iterable[Edge]) -> list[set[str]]:
+    """The strongly connected components of the graph that contain a cycle, largest first."""
+    graph = _graph(edges)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -169,7 +177,16 @@ def find_cycles(edges: Iterable[Edge]) -> list[list[str]]:
     for node in sorted(graph):
         if node not in index:
             visit(node)
-    return sorted(_cycle_in(comp, graph) for comp in components)
+    return sorted(components, key=lambda comp: (-len(comp), min(comp)))
+
+
+def find_cycles(edges: Iterable[Edge]) -> list[list[str]]:
+    """One cycle per strongly connected component of the graph, each as a closed path.
+
+    Returns ``[["a", "b", "a"], ...]``, sorted, so a message can print ``a -> b -> a``.
+    """
+    graph = _graph(edges)
+    return sorted(_cycle_in(comp, graph) for comp in cyclic_components(edges))
 
 
 def _cycle_in(comp: set[str], graph: dict[str, set[str]]) -> list[str]:
@@ -198,9 +215,14 @@ def format_cycles(cycles: list[list[str]]) -> str:
     return "\n".join(" -> ".join(cycle) for cycle in cycles)
 
 
-if __name__ == "__main__":  # ``python tests/import_graph.py``: print the cycles of cadence
+if __name__ == "__main__":  # ``python tests/import_graph.py [--typing]``: cadence's cycles
     import sys
 
-    found = find_cycles(import_edges(Path(__file__).resolve().parents[1] / "cadence"))
-    print(format_cycles(found) or "no import cycles")
+    typing_graph = "--typing" in sys.argv[1:]
+    cadence = Path(__file__).resolve().parents[1] / "cadence"
+    edges = import_edges(cadence, type_only=typing_graph)
+    found = cyclic_components(edges)
+    for comp, cycle in zip(found, (_cycle_in(c, _graph(edges)) for c in found), strict=True):
+        print(f"{len(comp)} modules, e.g. " + " -> ".join(cycle))
+    print(f"{len(found)} cyclic component(s)" if found else "no import cycles")
     sys.exit(1 if found else 0)

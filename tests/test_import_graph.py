@@ -93,6 +93,9 @@ def test_type_checking_imports_and_parent_packages_are_not_cycles(tmp_path: Path
     assert find_cycles(edges) == []
     edges.add(("pkg.a", "pkg.b"))  # the same import outside TYPE_CHECKING would be one
     assert format_cycles(find_cycles(edges)) == "pkg.a -> pkg.b -> pkg.a"
+    typing_edges = import_edges(pkg, type_only=True)  # the typing graph counts it
+    assert ("pkg.a", "pkg.b") in typing_edges and ("pkg.a", "os") not in typing_edges
+    assert format_cycles(find_cycles(typing_edges)) == "pkg.a -> pkg.b -> pkg.a"
 
 
 def test_a_lazy_export_table_is_an_edge(tmp_path: Path) -> None:
