@@ -19,14 +19,14 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
-from cadence.config import Config
-from cadence.hooks import Hook
+from cadence.config.config import Config
+from cadence.contracts import RunnerProtocol
+from cadence.hooks.hook import Hook
 from cadence.logging import LogProcessor, MessageHub
-from cadence.loops import BaseLoop
+from cadence.loops.base_loop import BaseLoop
 from cadence.optim import OptimWrapper
-from cadence.runner import RunnerProtocol
 from cadence.runner.paths import RunPaths
-from cadence.strategies import BaseStrategy
+from cadence.strategies.base import BaseStrategy
 from cadence.utils.heartbeat import Heartbeat
 from cadence.visualization import Visualizer
 

@@ -85,8 +85,8 @@ class Sweep:
 def sweep_hook(sweep: Sweep) -> Any:
     """A hook that sets every param group's LR before each step (keeping the groups'
     ratios) and records the step's loss; it stops the loop when the loss diverges."""
+    from ..contracts import RunnerProtocol
     from ..hooks import Hook
-    from ..runner.protocol import RunnerProtocol
 
     class SweepHook(Hook):
         priority = "VERY_HIGH"

@@ -8,7 +8,7 @@ import json
 import os
 import warnings
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .config_dict import KEY_PATH_ATTR, ConfigDict
@@ -19,8 +19,9 @@ from .errors import (
     ConfigSyntaxError,
 )
 from .execute import import_bound_names, is_config_value, run_config_code
+from .loaded import Loaded
 from .merge import get_by_path, merge_a_into_b, strip_delete_keys
-from .provenance import Origin, Provenance, python_origins, yaml_origins
+from .provenance import Origin, python_origins, yaml_origins
 from .pure import load_pure_python, read_base_line, uses_read_base
 from .substitute import (
     substitute_base_refs,
@@ -40,18 +41,6 @@ class LoadOptions:
     use_predefined_variables: bool = True
     use_environment_variables: bool = True
     lazy_import: bool | None = None
-
-
-@dataclass
-class Loaded:
-    """One file's result with its bases merged in."""
-
-    cfg: ConfigDict
-    text: str
-    env_variables: dict[str, str] = field(default_factory=dict)
-    provenance: Provenance = field(default_factory=Provenance)
-    imported: dict[str, Any] = field(default_factory=dict)  # name -> lazy import (pure style)
-    pure: bool = False
 
 
 class ConfigLoader:

@@ -26,7 +26,7 @@ from .lazy import LazyObject
 from .provenance import Provenance, python_origins
 
 if TYPE_CHECKING:
-    from .loader import Loaded
+    from .loaded import Loaded
 
 READ_BASE_MODULES = ("cadence.config", "mmengine.config", "mmengine")
 _LAZY_FACTORY = "__cadence_lazy__"

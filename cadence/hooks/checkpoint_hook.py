@@ -15,7 +15,7 @@ from .hook import Hook
 from .nonfinite_rollback import attach_rollback
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 #: mmengine's lists, plus the regression and error metrics cadence has (r2, mse, mae, error)
 GREATER_KEYS = ("acc", "top", "AR@", "auc", "precision", "mAP", "mDice", "mIoU", "mAcc", "aAcc",

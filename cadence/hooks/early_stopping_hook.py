@@ -12,7 +12,7 @@ from .checkpoint_hook import GREATER_KEYS, LESS_KEYS
 from .hook import Hook
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 
 def infer_rule(monitor: str) -> str:

@@ -16,7 +16,7 @@ from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 _PREFIX = "module."
 

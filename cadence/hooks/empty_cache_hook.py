@@ -11,7 +11,7 @@ from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 _EPOCH_BEFORE = ("before_train_epoch", "before_val_epoch", "before_test_epoch")
 _EPOCH_AFTER = ("after_train_epoch", "after_val_epoch", "after_test_epoch")

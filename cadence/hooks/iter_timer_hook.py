@@ -12,7 +12,7 @@ from ..utils.flops import StepFlopCounter
 from .hook import Hook
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 #: ``done & _TRIM_EVERY == 0`` every 1024 training steps: the buffers are trimmed then
 _TRIM_EVERY = 1023

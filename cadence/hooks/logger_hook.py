@@ -25,8 +25,8 @@ def metric_rule(name: str) -> str | None:
         return None
 
 if TYPE_CHECKING:
+    from ..contracts import RunnerProtocol
     from ..loops import BaseLoop
-    from ..runner.protocol import RunnerProtocol
 
 
 def _length(dataloader: Any) -> int:

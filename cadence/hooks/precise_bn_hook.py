@@ -19,7 +19,7 @@ from ..utils.rng import preserved_rng
 from .hook import Hook
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 
 def bn_modules(model: nn.Module) -> list[_BatchNorm]:

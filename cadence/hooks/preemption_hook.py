@@ -18,7 +18,7 @@ from .signal_watch import SignalWatch
 from .slurm_requeue import SlurmRequeue
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 
 @HOOKS.register_module()

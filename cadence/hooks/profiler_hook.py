@@ -12,7 +12,7 @@ from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 _TRACE_TYPES = ("log_trace", "tb_trace")
 

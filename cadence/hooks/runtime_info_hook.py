@@ -13,7 +13,7 @@ from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 #: (message hub key, reader) pairs; a reader returns one learning rate.
 LrReaders = list[tuple[str, Callable[[], Any]]]

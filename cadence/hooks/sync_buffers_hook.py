@@ -14,7 +14,7 @@ from ..registry.constraints import validated_by_construction
 from .hook import Hook
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 
 def all_reduce_buffers(buffers: Iterable[torch.Tensor]) -> None:

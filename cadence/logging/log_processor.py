@@ -24,8 +24,7 @@ from .fitting import fit_items, fit_pieces
 from .history_buffer import HistoryBuffer, resolve_tensors
 
 if TYPE_CHECKING:
-    from ..loops import BaseLoop
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import LoopView, RunnerProtocol
 
 _MODES = ("train", "val", "test")
 _WINDOW_WORDS = ("epoch", "global")
@@ -406,7 +405,7 @@ def _samples_per_second(runner: RunnerProtocol, mode: str, seconds: float) -> fl
     return size * runner.world_size / seconds
 
 
-def mode_loop(runner: RunnerProtocol, mode: str) -> BaseLoop | None:
+def mode_loop(runner: RunnerProtocol, mode: str) -> LoopView | None:
     """The runner's ``train``, ``val`` or ``test`` loop (the training loop is built on use)."""
     if mode == "train":
         return runner.train_loop

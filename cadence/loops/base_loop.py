@@ -10,7 +10,7 @@ from torch.utils.data import DataLoader
 from ..utils.heartbeat import Heartbeat
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 
 class BaseLoop:

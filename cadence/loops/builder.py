@@ -9,7 +9,7 @@ from ..optim.scheduler.resume_policy import check_policy
 from ..registry import LOOPS, located_copy
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 
 def build_loop(

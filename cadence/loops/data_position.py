@@ -25,7 +25,7 @@ from ..dataset.stream import is_resumable_stream, take_restored
 from ..dist import get_world_size
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 
 @dataclass(frozen=True)

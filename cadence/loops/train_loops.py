@@ -42,7 +42,7 @@ from .data_position import (
 from .rng import preserved_rng
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 
 def _parse_intervals(

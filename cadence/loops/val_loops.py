@@ -18,7 +18,7 @@ from .eval_sets import prefixed, split_eval_sets
 from .val_loss import LossMeter, batch_size, loss_and_predict
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 
 @constrain(fp16=FLAG, compute_loss=FLAG)

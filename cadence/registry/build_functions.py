@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 from ..utils.suggest import did_you_mean
 from .constraints import raise_if_violated, rejected
 from .errors import BuildError, RegistryError, describe_location
 
-if TYPE_CHECKING:
-    from .registry import Registry
+
+class BuildRegistry(Protocol):
+    """What :func:`build_from_cfg` uses of a :class:`~cadence.registry.Registry` (a view,
+    so that this module need not import the registry module that imports it)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def switch_scope_and_registry(
+        self, scope: str | None
+    ) -> AbstractContextManager[BuildRegistry]: ...
+
+    def lookup(self, key: str, key_path: str | None = None, origin: str | None = None) -> Any: ...
 
 
 def config_location(cfg: Any) -> tuple[str | None, str | None]:
@@ -88,7 +100,7 @@ def as_config_mapping(cfg: Any) -> Any:
 
 def build_from_cfg(
     cfg: Any,
-    registry: Registry,
+    registry: BuildRegistry,
     default_args: Mapping[str, Any] | None = None,
     key_path: str | None = None,
 ) -> Any:

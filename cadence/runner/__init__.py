@@ -23,7 +23,7 @@ LAZY_EXPORTS: dict[str, str] = {
     "RUNNER_KEYS": ".runner",
     "Runner": ".runner",
     "RunnerOrderError": ".errors",
-    "RunnerProtocol": ".protocol",
+    "RunnerProtocol": "..contracts",
     "TestLoop": "..loops.val_loops",
     "ValLoop": "..loops.val_loops",
     "autocast": ".amp",

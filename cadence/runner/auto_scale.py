@@ -34,13 +34,34 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config.errors import ConfigAssertionError
 from ..utils import did_you_mean
 
 if TYPE_CHECKING:
-    from .runner import Runner
+    import logging
+
+    from ..config import Config
+
+
+class _ScalableRunner(Protocol):
+    """What :func:`apply_auto_scale_workers` reads and rescales of a :class:`Runner` (a
+    view: the runner module imports this one)."""
+
+    _auto_scale_lr: dict[str, Any]
+    _given: dict[str, Any]
+    _param_scheduler_cfg: Any
+    _default_hooks: Mapping[str, Any] | None
+
+    @property
+    def world_size(self) -> int: ...
+
+    @property
+    def cfg(self) -> Config: ...
+
+    @property
+    def logger(self) -> logging.Logger: ...
 
 _KEYS = ("enable", "reference_world_size")
 #: Iteration-valued arguments of parameter schedulers (besides begin/end).
@@ -241,7 +262,7 @@ def scale_to_world_size(
     return out, changes.lines
 
 
-def apply_auto_scale_workers(runner: Runner, cfg: Mapping[str, Any] | None) -> list[str]:
+def apply_auto_scale_workers(runner: _ScalableRunner, cfg: Mapping[str, Any] | None) -> list[str]:
     """Rescale ``runner``'s configs to its world size per ``cfg`` (``auto_scale_workers``).
 
     Called once at setup, after the process group exists and before anything

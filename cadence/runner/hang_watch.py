@@ -20,7 +20,7 @@ from ..dist.progress_board import ProgressBoard, open_board
 from ..dist.watchdog import DEFAULT_HANG_TIMEOUT, HangWatchdog
 
 if TYPE_CHECKING:
-    from .runner import Runner
+    from ..contracts import RunnerProtocol
 
 SETTING = "env_cfg.dist_cfg.hang_timeout"
 
@@ -51,7 +51,7 @@ def effective_hang_timeout(configured: float | None, world_size: int) -> float:
 
 
 @contextlib.contextmanager
-def watching_for_hangs(runner: Runner, configured: float | None) -> Iterator[None]:
+def watching_for_hangs(runner: RunnerProtocol, configured: float | None) -> Iterator[None]:
     """Run the body under a hang watchdog (when one is due), stopped when the body ends."""
     timeout = effective_hang_timeout(configured, runner.world_size)
     if not timeout or math.isinf(timeout):

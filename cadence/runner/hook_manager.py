@@ -12,7 +12,7 @@ from ..registry import HOOKS, located_copy
 from ..utils.heartbeat import HOOK, Heartbeat
 
 if TYPE_CHECKING:
-    from .protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 
 def _stage_args(stage: str) -> tuple[str, ...]:

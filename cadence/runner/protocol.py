@@ -1,202 +1,60 @@
-"""What hooks, loops, the log processor and setup code may use of a runner.
+"""The runner's interface (``cadence.runner.protocol.RunnerProtocol``), and mypy's check
+that the real classes satisfy it.
 
-:class:`RunnerProtocol` is the runner's interface as the rest of cadence sees
-it. Hooks, loops and logging import it only for type checking (they sit below
-the runner package), so it costs nothing at run time. :class:`Runner`
-satisfies it; :func:`_runner_satisfies_protocol` makes mypy check that.
-
-The members describe a runner during a run: ``logger``, ``message_hub``,
-``visualizer``, ``log_processor`` exist once the run is set up, and
-``optim_wrapper``/``param_schedulers`` once training is prepared.
+The interface itself lives in :mod:`cadence.contracts`, below every package that uses
+it; this module re-exports it under its old path and holds the checks, which need the
+concrete classes (so they belong up here, in the runner's layer).
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
+
+from ..contracts import RunnerProtocol
 
 if TYPE_CHECKING:
-    from torch import nn
-    from torch.utils.data import DataLoader
-
-    from ..config import Config
+    from ..contracts import (
+        LogProcessorView,
+        LoopView,
+        MessageHubView,
+        OptimWrapperView,
+        RunPathsView,
+        StrategyView,
+        VisualizerView,
+    )
     from ..logging import LogProcessor, MessageHub
-    from ..loops import BaseLoop
+    from ..loops.base_loop import BaseLoop
     from ..optim import OptimWrapper
-    from ..strategies import BaseStrategy
-    from ..utils.heartbeat import Heartbeat
+    from ..strategies.base import BaseStrategy
     from ..visualization import Visualizer
     from .paths import RunPaths
     from .runner import Runner
 
 
-class RunnerProtocol(Protocol):
-    """The members of a runner that code outside ``cadence.runner`` may use."""
-
-    # ------------------------------------------------------------ the run's parts
-    @property
-    def cfg(self) -> Config:
-        """The whole config the run was built from."""
-
-    @property
-    def model(self) -> nn.Module:
-        """The model as prepared by the strategy (possibly wrapped, e.g. by DDP)."""
-
-    @property
-    def strategy(self) -> BaseStrategy:
-        """Places, wraps and checkpoints the model; knows ranks and devices."""
-
-    @property
-    def optim_wrapper(self) -> OptimWrapper:
-        """The optimizer wrapper (an ``OptimWrapperDict`` for several optimizers)."""
-
-    @property
-    def param_schedulers(self) -> list[Any] | dict[str, list[Any]] | None:
-        """Parameter schedulers: a list, a dict of lists per optimizer, or None."""
-
-    @property
-    def logger(self) -> logging.Logger:
-        """The run's logger."""
-
-    @property
-    def message_hub(self) -> MessageHub:
-        """The run's message hub (logged scalars and runtime info)."""
-
-    @property
-    def visualizer(self) -> Visualizer:
-        """The run's visualizer (scalars, images, config)."""
-
-    @property
-    def log_processor(self) -> LogProcessor:
-        """Formats the message hub's values into log lines."""
-
-    @property
-    def randomness_cfg(self) -> Mapping[str, Any]:
-        """The ``randomness`` config (``seed``, ``diff_rank_seed``, ``deterministic``)."""
-
-    @property
-    def stage_calls(self) -> Mapping[str, tuple[Callable[..., Any], ...]]:
-        """Per stage, the hook functions in call order, each ``fn(runner, *args)`` with the
-        stage's arguments by position; what :meth:`call_hook` runs, and what a loop runs
-        itself per iteration (reporting an error with :meth:`blame_hook`)."""
-
-    # ------------------------------------------------------------------ loops
-    @property
-    def train_loop(self) -> BaseLoop:
-        """The training loop (built on first use; raises when the config cannot train)."""
-
-    @property
-    def train_loop_or_none(self) -> BaseLoop | None:
-        """The training loop if it is built, else None (never builds it)."""
-
-    @property
-    def val_loop(self) -> BaseLoop | None:
-        """The validation loop, or None when the config sets no validation."""
-
-    @property
-    def test_loop(self) -> BaseLoop | None:
-        """The test loop, or None when the config sets no testing."""
-
-    @property
-    def train_dataloader(self) -> DataLoader[Any]:
-        """The training loop's dataloader."""
-
-    @property
-    def train_loop_by_epoch(self) -> bool:
-        """Whether training counts in epochs (True when there is no training loop)."""
-
-    # --------------------------------------------------------------- position
-    @property
-    def epoch(self) -> int:
-        """Epochs finished by the training loop (0 without one)."""
-
-    @property
-    def iter(self) -> int:
-        """Iterations finished by the training loop (0 without one)."""
-
-    @property
-    def max_epochs(self) -> int:
-        """Epochs the training loop runs (0 without one)."""
-
-    @property
-    def max_iters(self) -> int:
-        """Iterations the training loop runs (0 without one)."""
-
-    @property
-    def resuming(self) -> bool | str:
-        """The ``resume`` setting: True, a checkpoint path, or False."""
-
-    @property
-    def heartbeat(self) -> Heartbeat:
-        """What the loops bump at each step boundary (read by the hang watchdog)."""
-
-    # ------------------------------------------------------- places and names
-    @property
-    def work_dir(self) -> str:
-        """Absolute path of the work dir (checkpoints, saved config); for a URL work dir,
-        the local folder that stages it (``paths.remote_work_dir`` is the URL)."""
-
-    @property
-    def paths(self) -> RunPaths:
-        """Where the run's files live, and the storage that uploads staged ones."""
-
-    @property
-    def log_dir(self) -> str:
-        """This run's log folder inside the work dir."""
-
-    @property
-    def experiment_name(self) -> str | None:
-        """The experiment's name (the config's stem and timestamp by default)."""
-
-    @property
-    def timestamp(self) -> str:
-        """When this run was built, ``YYYYmmdd_HHMMSS`` (rank 0's on every rank)."""
-
-    # ---------------------------------------------------------- distribution
-    @property
-    def rank(self) -> int:
-        """This process's global rank."""
-
-    @property
-    def world_size(self) -> int:
-        """Number of processes of the run."""
-
-    @property
-    def seed(self) -> int | None:
-        """The run's random seed (the same on every rank)."""
-
-    # ---------------------------------------------------------------- methods
-    def call_hook(self, fn_name: str, **kwargs: Any) -> None:
-        """Call stage ``fn_name`` on every hook that implements it."""
-
-    def blame_hook(self, exc: BaseException, fn_name: str, fn: Any) -> None:
-        """Note on ``exc`` the hook whose function ``fn`` (from :attr:`stage_calls`) raised it."""
-
-    def save_checkpoint(
-        self,
-        out_dir: str,
-        filename: str,
-        file_client_args: Any = None,
-        save_optimizer: bool = True,
-        save_param_scheduler: bool = True,
-        meta: Mapping[str, Any] | None = None,
-        by_epoch: bool = True,
-        backend_args: Any = None,
-        update_last: bool = True,
-        async_: bool = False,
-        delete_after: Sequence[str] = (),
-        pointers: Sequence[str] = (),
-    ) -> str:
-        """Write a checkpoint of the whole run to ``out_dir/filename``; return its path."""
-
-    def wait_for_checkpoint(self) -> None:
-        """Wait for a background checkpoint write to finish; raise its error, if any."""
-
-
 def _runner_satisfies_protocol(runner: Runner) -> RunnerProtocol:
     """Never called: mypy fails here when :class:`Runner` drifts from the protocol."""
     return runner
+
+
+def _parts_satisfy_views(
+    loop: BaseLoop,
+    hub: MessageHub,
+    visualizer: Visualizer,
+    log_processor: LogProcessor,
+    optim_wrapper: OptimWrapper,
+    strategy: BaseStrategy,
+    paths: RunPaths,
+) -> tuple[
+    LoopView,
+    MessageHubView,
+    VisualizerView,
+    LogProcessorView,
+    OptimWrapperView,
+    StrategyView,
+    RunPathsView,
+]:
+    """Never called: mypy fails here when a part's class drifts from its view."""
+    return loop, hub, visualizer, log_processor, optim_wrapper, strategy, paths
 
 
 __all__ = ["RunnerProtocol"]

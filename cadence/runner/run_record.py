@@ -21,8 +21,8 @@ from typing import Any
 
 import torch
 
+from ..contracts import RunnerProtocol
 from ..version import __version__
-from .protocol import RunnerProtocol
 
 RECORD_FILE = "run.json"
 _DIST_INFO = re.compile(r"^([A-Za-z0-9_.]+?)-([^-]+?)\.(?:dist|egg)-info$")

@@ -36,9 +36,14 @@ from .startup import StartupMixin, launch_rank
 from .work_dir_lock import WorkDirLock, lock_for_training
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..loops import BaseLoop
-    from ..strategies import BaseStrategy
+    import logging
+
+    from ..config.config import Config
+    from ..logging import LogProcessor, MessageHub
+    from ..loops.base_loop import BaseLoop
+    from ..optim import OptimWrapper
+    from ..strategies.base import BaseStrategy
+    from ..visualization import Visualizer
 
 #: Top-level config keys the runner reads (mmengine's Runner/FlexibleRunner keys).
 RUNNER_KEYS = (
@@ -161,8 +166,10 @@ class Runner(
             self.strategy = STRATEGIES.build(strategy_cfg, key_path="strategy")
         else:
             self.strategy = strategy
-        self.optim_wrapper: Any = None
-        self.param_schedulers: Any = None
+        #: None until training is prepared (:meth:`_prepare`): the runner's interface
+        #: (:class:`~cadence.contracts.RunnerProtocol`) describes a prepared run
+        self.optim_wrapper: OptimWrapper = None  # type: ignore[assignment]
+        self.param_schedulers: list[Any] | dict[str, list[Any]] | None = None
         self._train_loop: Any = None
         self._val_loop: Any = None
         self._test_loop: Any = None
@@ -178,10 +185,11 @@ class Runner(
         self.preempted: TrainingPreempted | None = None
         self._timestamp = ""
         self._cfg_text = ""
-        self.logger: Any = None
-        self.message_hub: Any = None
-        self.visualizer: Any = None
-        self.log_processor: Any = None
+        # built by _start(), below
+        self.logger: logging.Logger
+        self.message_hub: MessageHub
+        self.visualizer: Visualizer
+        self.log_processor: LogProcessor
         self._start()
 
     # ------------------------------------------------------------ building
@@ -200,7 +208,7 @@ class Runner(
             missing = [k for k in ("model", "work_dir") if k not in cfg]
             raise KeyError(f"the config must set {', '.join(missing)} to build a Runner")
         check_url_keys(cfg)
-        kwargs = {k: copy.deepcopy(cfg.get(k)) for k in RUNNER_KEYS if k in cfg}
+        kwargs: dict[str, Any] = {k: copy.deepcopy(cfg.get(k)) for k in RUNNER_KEYS if k in cfg}
         kwargs.setdefault("launcher", "none")
         return cls(**kwargs, cfg=cfg)
 
@@ -266,7 +274,8 @@ class Runner(
             return
         self._env_ready = False
         if self.strategy.releases_model:  # first: keep no wrapper over a dead group
-            self._model = self.optim_wrapper = self.param_schedulers = None
+            self._model = self.param_schedulers = None
+            self.optim_wrapper = None  # type: ignore[assignment]
         self.strategy.teardown(barrier=barrier)
 
     def train(self) -> nn.Module:

@@ -38,7 +38,7 @@ from ..logging.run_summary import short_path
 from .env_info import collect_env, format_env
 
 if TYPE_CHECKING:
-    from .protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 
 def _is_terminal(handler: logging.Handler) -> bool:

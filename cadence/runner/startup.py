@@ -133,8 +133,9 @@ class StartupMixin:
     def _configure_logger(self, rank: int, *, with_file: bool) -> Any:
         log_file = os.path.join(self.log_dir, f"{self._timestamp}.log") if with_file else None
         kwargs: dict[str, Any] = {"distributed_rank": rank}
-        if self.logger is not None:  # configure the same logger again
-            kwargs["name"] = self.logger.name
+        previous = getattr(self, "logger", None)  # unset until _start() builds it
+        if previous is not None:  # configure the same logger again
+            kwargs["name"] = previous.name
         if log_file is None:
             from ..logging import get_logger
 

@@ -20,7 +20,7 @@ from .study import worker_id
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 
 def find_metric(metrics: Mapping[str, Any], name: str) -> float:

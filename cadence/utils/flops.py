@@ -10,10 +10,7 @@ process and, where the device's peak is known, model FLOPs utilisation (MFU).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+from typing import Any
 
 #: Dense 16-bit tensor-core peak of one device, FLOP/s (vendor datasheets, SXM parts).
 #: Matched as a substring of ``torch.cuda.get_device_name()``, first match wins.
@@ -51,9 +48,10 @@ class StepFlopCounter:
         self._mode: Any = None
         self.done = False
 
-    def start(self, runner: RunnerProtocol) -> None:
+    def start(self, runner: object) -> None:
         """Count from now on if this run's step can be counted (a counted strategy, an
-        eager model); otherwise never count."""
+        eager model); otherwise never count. ``runner`` is probed, not typed: this module
+        sits below the runner's interface (:mod:`cadence.contracts`)."""
         strategy = type(getattr(runner, "strategy", None)).__name__
         if strategy not in COUNTED_STRATEGIES or getattr(runner, "_compile", None):
             self.done = True
