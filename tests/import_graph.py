@@ -17,7 +17,7 @@ package chain (a module's own parents are already running when it is imported).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 Edge = tuple[str, str]
@@ -208,6 +208,46 @@ def _cycle_in(comp: set[str], graph: dict[str, set[str]]) -> list[str]:
                     nxt_frontier.append(nxt)
         frontier = nxt_frontier
     raise AssertionError(f"no cycle through {start}")  # pragma: no cover - comp is an SCC
+
+
+def package_of(module: str) -> str:
+    """The top-level package a module belongs to: ``pkg.a.b`` -> ``a``; the root -> ``pkg``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def up_imports(edges: Iterable[Edge], layers: Sequence[Sequence[str]]) -> list[Edge]:
+    """The edges that import from a higher layer (``layers`` top to bottom), sorted."""
+    rank = {package: i for i, layer in enumerate(layers) for package in layer}
+    return sorted(
+        (src, dst) for src, dst in edges if rank[package_of(src)] > rank[package_of(dst)]
+    )
+
+
+def unplaced_packages(modules: Iterable[str], layers: Sequence[Sequence[str]]) -> set[str]:
+    """The packages of ``modules`` that no layer lists."""
+    placed = {package for layer in layers for package in layer}
+    return {package_of(module) for module in modules} - placed
+
+
+def format_up_imports(up: list[Edge], layers: Sequence[Sequence[str]], where: str) -> str:
+    """One paragraph per edge: what imports what, the two layers, and how to fix it."""
+    rank = {package: i for i, layer in enumerate(layers) for package in layer}
+
+    def layer(package: str) -> str:
+        i = rank[package]
+        return f"layer {i + 1} of {len(layers)} ({', '.join(layers[i])})"
+
+    lines = []
+    for src, dst in up:
+        low, high = package_of(src), package_of(dst)
+        lines.append(
+            f"{src} imports {dst}: {low} is in {layer(low)}, below {high} in {layer(high)}. "
+            f"Imports point down the layers of {where}: move what {src} needs down to "
+            f"{low}'s layer or lower, or have the caller pass it in; if the order itself "
+            f"is wrong, change {where} (and docs/architecture.md) instead."
+        )
+    return "\n".join(lines)
 
 
 def format_cycles(cycles: list[list[str]]) -> str:

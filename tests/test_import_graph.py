@@ -1,4 +1,5 @@
-"""CI guard: no import cycle between cadence modules, function-level imports included."""
+"""CI guard: no import cycle between cadence modules, function-level and type-only imports
+included, and no import against the layer order of tests/layers.py."""
 
 from __future__ import annotations
 
@@ -7,13 +8,27 @@ import time
 from pathlib import Path
 
 import pytest
-from import_graph import Edge, find_cycles, format_cycles, import_edges
+from import_graph import (
+    Edge,
+    find_cycles,
+    format_cycles,
+    format_up_imports,
+    import_edges,
+    module_names,
+    unplaced_packages,
+    up_imports,
+)
+from layers import LAYERS
 
 CADENCE = Path(__file__).resolve().parents[1] / "cadence"
 
 # Edges the check ignores, each with a comment saying why and what will remove it.
 # None is needed today; keep it that way.
 ALLOWED_EDGES: frozenset[Edge] = frozenset()
+
+# Imports against the layer order that the check tolerates, each with a comment saying
+# why and what will remove it. None is needed today; keep it that way.
+ALLOWED_UP_IMPORTS: frozenset[Edge] = frozenset()
 
 
 @pytest.mark.parametrize("type_only", [False, True], ids=["runtime", "typing"])
@@ -32,6 +47,21 @@ def test_cadence_modules_have_no_import_cycle(type_only: bool) -> None:
 def test_allowed_edges_still_exist() -> None:
     stale = ALLOWED_EDGES - import_edges(CADENCE)
     assert not stale, f"remove these edges from ALLOWED_EDGES, the code no longer has them: {stale}"
+
+
+def test_cadence_imports_follow_the_layer_order() -> None:
+    unplaced = unplaced_packages(module_names(CADENCE), LAYERS)
+    assert not unplaced, f"place these packages in a layer of tests/layers.py: {sorted(unplaced)}"
+    edges = import_edges(CADENCE, type_only=True)  # type-only imports count: they tie too
+    up = [edge for edge in up_imports(edges, LAYERS) if edge not in ALLOWED_UP_IMPORTS]
+    assert not up, "imports against the layer order:\n" + format_up_imports(
+        up, LAYERS, "tests/layers.py"
+    )
+
+
+def test_allowed_up_imports_still_exist() -> None:
+    stale = ALLOWED_UP_IMPORTS - set(up_imports(import_edges(CADENCE, True), LAYERS))
+    assert not stale, f"remove these edges from ALLOWED_UP_IMPORTS, they are gone: {stale}"
 
 
 def test_the_graph_sees_known_cadence_edges() -> None:
@@ -112,3 +142,31 @@ def test_a_lazy_export_table_is_an_edge(tmp_path: Path) -> None:
     )
     assert ("pkg", "pkg.tool") in import_edges(pkg)
     assert format_cycles(find_cycles(import_edges(pkg))) == "pkg -> pkg.tool -> pkg"
+
+
+def test_an_import_from_a_higher_layer_is_named_with_its_layers(tmp_path: Path) -> None:
+    pkg = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/top/__init__.py": "from ..low import tool\n",  # down: fine
+            "pkg/low/__init__.py": "from .tool import tool\n",
+            "pkg/low/tool.py": """
+                from typing import TYPE_CHECKING
+
+                if TYPE_CHECKING:  # type-only, and still against the order
+                    from pkg.top import thing
+            """,
+        },
+    )
+    layers = (("pkg", "top"), ("low",))
+    edges = import_edges(pkg, type_only=True)
+    assert up_imports(import_edges(pkg), layers) == []
+    assert up_imports(edges, layers) == [("pkg.low.tool", "pkg.top")]
+    assert format_up_imports(up_imports(edges, layers), layers, "layers.py") == (
+        "pkg.low.tool imports pkg.top: low is in layer 2 of 2 (low), below top in layer 1 of "
+        "2 (pkg, top). Imports point down the layers of layers.py: move what pkg.low.tool "
+        "needs down to low's layer or lower, or have the caller pass it in; if the order "
+        "itself is wrong, change layers.py (and docs/architecture.md) instead."
+    )
+    assert unplaced_packages(module_names(pkg), (("top",),)) == {"pkg", "low"}

@@ -8,20 +8,24 @@ bucket never takes a half-uploaded checkpoint for the latest. The remote folder
 is the truth: before a resume the staging folder's index (manifests, pointers) is
 made equal to the remote one, and a checkpoint is downloaded (only what the
 cached copy lacks) and verified before it is read.
+
+The generic part (URL <-> staged path, single-file copies) is
+:mod:`cadence.fileio.staging`; this module adds what knows checkpoints.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import re
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..fileio import filesystem, is_url
+from ..fileio import is_url
+from ..fileio.staging import STAGING_ENV, StagingArea, stage_url, staging_root
+from ..fileio.staging import download as _download
 from .companions import companion_files, companion_folders
 from .digest import file_sha256
 from .files import (
@@ -32,83 +36,25 @@ from .files import (
     remove_checkpoint,
 )
 
-STAGING_ENV = "CADENCE_STAGING_DIR"
 #: Files of a work dir that are not uploaded by :meth:`RemoteStorage.push_tree`.
 _POINTER = re.compile(r"^(last_checkpoint|best_checkpoint.*)$")
-_STAGED = re.compile(r"^([0-9a-f]{12})-")
 
 
-def staging_root() -> str:
-    """Where remote folders are staged: ``$CADENCE_STAGING_DIR``, else the user's cache."""
-    root = os.environ.get(STAGING_ENV)
-    if not root:
-        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        root = os.path.join(cache, "cadence", "staging")
-    return os.path.abspath(root)
-
-
-def _key(url: str) -> str:
-    return hashlib.sha1(url.encode()).hexdigest()[:12]
-
-
-class RemoteStorage:
-    """The remote folders of a run, each mirrored by a local staging folder.
+class RemoteStorage(StagingArea):
+    """The remote folders of a run, each mirrored by a local staging folder, with the
+    checkpoint-aware uploads and downloads.
 
     Args:
         backend_args: fsspec storage options (mmengine's ``backend_args``).
-        root: the staging root (default :func:`staging_root`).
+        root: the staging root (default :func:`~cadence.fileio.staging.staging_root`).
     """
 
     def __init__(self, backend_args: Mapping[str, Any] | None = None, root: str | None = None):
-        self.backend_args = dict(backend_args or {})
-        self.root = root or staging_root()
-        self._urls: dict[str, str] = {}  # key -> folder URL
+        super().__init__(backend_args, root)
         self._pushed: dict[str, tuple[int, int]] = {}
         self._lock = threading.Lock()
 
-    # ------------------------------------------------------------ mapping
-    def stage(self, url: str) -> str:
-        """The local folder that stands for folder ``url``."""
-        url = url.rstrip("/")
-        key = _key(url)
-        self._urls[key] = url
-        name = re.sub(r"[^A-Za-z0-9._-]", "_", url.rsplit("/", 1)[-1]) or "root"
-        return os.path.join(self.root, f"{key}-{name}")
-
-    def local(self, url: str) -> str:
-        """The local path of ``url`` (its folder is staged; a bucket is staged itself)."""
-        scheme, _, rest = url.rstrip("/").partition("://")
-        if "/" not in rest:
-            return self.stage(url)
-        folder, _, name = rest.rpartition("/")
-        return os.path.join(self.stage(f"{scheme}://{folder}"), name)
-
-    def remote(self, path: str) -> str | None:
-        """The URL that local ``path`` stands for, or None for a plain local path.
-
-        A path staged under another root (another machine's cache, recorded in a
-        checkpoint) is recognised by its staging folder's name.
-        """
-        parts = os.path.abspath(path).split(os.sep)
-        for i, part in enumerate(parts):
-            match = _STAGED.match(part)
-            if match and match.group(1) in self._urls:
-                return "/".join([self._urls[match.group(1)], *parts[i + 1 :]])
-        return None
-
-    def _fs(self, url: str) -> tuple[Any, str]:
-        return filesystem(url, self.backend_args)
-
     # ------------------------------------------------------------ upload
-    def push_file(self, path: str, source: str | None = None) -> None:
-        """Upload staged file ``path`` (its bytes read from ``source``, if given; nothing
-        for a plain local path)."""
-        url = self.remote(path)
-        if url is None:
-            return
-        fs, inner = self._fs(url)
-        fs.put_file(source or path, inner)
-
     def push_companions(
         self, path: str, index: int = 0, count: int = 1, source: str | None = None
     ) -> None:
@@ -218,19 +164,6 @@ class RemoteStorage:
             if n + MANIFEST_SUFFIX not in names and n.endswith((".pth", ".pt", ".ckpt"))
         )  # fmt: skip
 
-    def pull_file(self, path: str) -> bool:
-        """Replace staged file ``path`` by its remote copy; False when there is none (or
-        ``path`` is a plain local path)."""
-        url = self.remote(path)
-        if url is None:
-            return False
-        fs, inner = self._fs(url)
-        try:
-            _download(fs, inner, path)
-        except FileNotFoundError:
-            return False
-        return True
-
     def fetch(self, path: str) -> None:
         """Download what the staged copy of checkpoint ``path`` lacks (its manifest, file
         and companion files), as the remote manifest lists them."""
@@ -267,18 +200,6 @@ class RemoteStorage:
                     raise CheckpointError(f"checkpoint {url}: {relative} is missing") from e
 
 
-def _download(fs: Any, inner: str, target: str) -> None:
-    """Download ``inner`` to ``target`` through a temporary file (never half a file)."""
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    tmp = f"{target}.{os.getpid()}.download.tmp"
-    try:
-        fs.get_file(inner, tmp)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
 def _plain_files(folder: str) -> list[str]:
     """Files under ``folder`` that are not part of a checkpoint, a pointer or a lock."""
     found = []
@@ -299,15 +220,6 @@ def _plain_files(folder: str) -> list[str]:
     return sorted(found)
 
 
-def stage_url(storage: RemoteStorage | None, value: Any) -> Any:
-    """``value`` with a URL replaced by its staged local path (other values unchanged)."""
-    if storage is None or not is_url(value):
-        return value
-    return storage.local(value)
-
-
-
-
 def fetch_url(url: str, backend_args: Mapping[str, Any] | None = None) -> str:
     """Download checkpoint ``url`` (with its manifest and companion files, if it has
     them) to the staging folder; return the local path. Local paths pass through."""
@@ -317,3 +229,6 @@ def fetch_url(url: str, backend_args: Mapping[str, Any] | None = None) -> str:
     path = storage.local(url)
     storage.fetch(path)
     return path
+
+
+__all__ = ["STAGING_ENV", "RemoteStorage", "fetch_url", "stage_url", "staging_root"]

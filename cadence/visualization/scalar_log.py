@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..fileio import is_url
+from ..fileio.staging import STAGED_NAME
 
 SCALAR_FILE = "scalars.json"
 BOOKKEEPING = ("step", "iter", "epoch")
@@ -57,8 +58,8 @@ def find_scalar_log(path: str | os.PathLike[str]) -> str:
 def _fetch_scalar_log(url: str) -> str:
     """Download the scalar log of a remote work dir, run dir or file (found as
     :func:`find_scalar_log` finds it locally); return the staged copy."""
-    from ..checkpoint.remote import RemoteStorage
     from ..fileio import filesystem
+    from ..fileio.staging import StagingArea
 
     fs, inner = filesystem(url)
     fs.invalidate_cache()  # listings cached by this process may predate the last upload
@@ -74,7 +75,7 @@ def _fetch_scalar_log(url: str) -> str:
     remote = found[-1]  # timestamped run dirs sort by time
     folder_url, folder = (url.rsplit("/", 1)[0], inner.rsplit("/", 1)[0]) if is_file else (
         url.rstrip("/"), inner.rstrip("/"))  # fmt: skip
-    local = os.path.join(RemoteStorage().stage(folder_url), remote[len(folder) + 1 :])
+    local = os.path.join(StagingArea().stage(folder_url), remote[len(folder) + 1 :])
     os.makedirs(os.path.dirname(local), exist_ok=True)
     fs.get_file(remote, local)
     return local
@@ -231,7 +232,7 @@ def default_run_name(log_path: str) -> str:
 
 def _unstaged(name: str) -> str:
     """A folder's name without the key of a staged remote folder (``<12 hex>-run``)."""
-    return re.sub(r"^[0-9a-f]{12}-", "", name)
+    return STAGED_NAME.sub("", name)
 
 
 def load_runs(paths: list[str]) -> list[ScalarLog]:
