@@ -3,6 +3,7 @@ included, and no import against the layer order of tests/layers.py."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 import time
 from pathlib import Path
@@ -39,7 +40,8 @@ def test_cadence_modules_have_no_import_cycle(type_only: bool) -> None:
     assert not cycles, (
         "import cycles between cadence modules (a function-level import only defers a "
         "cycle, and one under TYPE_CHECKING still ties the modules together; move the "
-        "shared code down a layer, see DESIGN.md):\n" + format_cycles(cycles)
+        "shared code down a layer of tests/layers.py, see docs/architecture.md):\n"
+        + format_cycles(cycles)
     )
     assert time.process_time() - start < 2.0
 
@@ -56,6 +58,17 @@ def test_cadence_imports_follow_the_layer_order() -> None:
     up = [edge for edge in up_imports(edges, LAYERS) if edge not in ALLOWED_UP_IMPORTS]
     assert not up, "imports against the layer order:\n" + format_up_imports(
         up, LAYERS, "tests/layers.py"
+    )
+
+
+def test_the_architecture_page_draws_the_layers() -> None:
+    page = (CADENCE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## Layers", 1)[1]
+    picture = section.split("```text\n", 1)[1].split("```", 1)[0]
+    drawn = [set(re.findall(r"[A-Za-z_]+", line)) for line in picture.splitlines()]
+    assert drawn == [set(layer) for layer in LAYERS], (
+        "docs/architecture.md's picture of the layers differs from tests/layers.py; "
+        "redraw it (one line per layer, top first)"
     )
 
 
