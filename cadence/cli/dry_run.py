@@ -271,14 +271,13 @@ def _build_runner(cfg: Any, tmp: str) -> Any:
 
 
 def _run_stages(runner: Runner, report: DryRunReport, debug: bool) -> None:
-    _stage("setting up the strategy, logger and hooks", runner._setup, debug)
+    _stage("setting up the strategy, logger and hooks", runner.setup_env, debug)
     strategy = runner.strategy
     has_train = runner.cfg.get("train_cfg") is not None
     if has_train:
         loop = _stage("building train_dataloader and train_cfg", lambda: runner.train_loop, debug)
         batches = first_batches(loop.dataloader, "train_dataloader")
-        _stage("building the model, optimizer and schedulers",
-               lambda: runner._prepare(train=True), debug)  # fmt: skip
+        _stage("building the model, optimizer and schedulers", runner.prepare, debug)
     else:
         batches = []
         _stage("building the model", lambda: runner.model, debug)
@@ -308,8 +307,8 @@ def _run_stages(runner: Runner, report: DryRunReport, debug: bool) -> None:
 def _evaluate(runner: Runner, mode: str, report: DryRunReport, debug: bool) -> None:
     import torch
 
-    loop = _stage(f"building {mode}_dataloader and {mode}_evaluator",
-                  lambda: getattr(runner, f"{mode}_loop"), debug)  # fmt: skip
+    build = (lambda: runner.val_loop) if mode == "val" else (lambda: runner.test_loop)
+    loop = _stage(f"building {mode}_dataloader and {mode}_evaluator", build, debug)
     batches = first_batches(loop.dataloader, f"{mode}_dataloader")
     report.add(_dataset_line(mode, loop.dataloader, batches))
     model = runner.model

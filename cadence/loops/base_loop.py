@@ -23,7 +23,7 @@ class BaseLoop:
     def __init__(self, runner: RunnerProtocol, dataloader: DataLoader | Mapping[str, Any]) -> None:
         self._runner = runner
         #: bumped at each step boundary (the runner's, read by its hang watchdog)
-        self._heartbeat: Heartbeat = getattr(runner, "heartbeat", None) or Heartbeat()
+        self._heartbeat: Heartbeat = runner.heartbeat
         self.dataloader = self.build_dataloader(dataloader)
 
     def build_dataloader(self, dataloader: DataLoader | Mapping[str, Any]) -> DataLoader:

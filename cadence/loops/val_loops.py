@@ -106,10 +106,10 @@ class _EvalLoop(BaseLoop):
         """What one batch runs: the model's ``{mode}_step``, or (with ``compute_loss``) the
         loss-and-predictions step, which feeds the returned meter."""
         runner = self._runner
+        wrapped: Any = runner.model
         if not self.compute_loss:
-            return getattr(runner.model, f"{self.mode}_step"), None
-        strategy = getattr(runner, "strategy", None)
-        model = strategy.unwrap(runner.model) if strategy is not None else runner.model
+            return (wrapped.test_step if self.mode == "test" else wrapped.val_step), None
+        model = runner.strategy.unwrap(wrapped)
         parse = getattr(model, "parse_losses", parse_losses)
         meter = LossMeter()
 

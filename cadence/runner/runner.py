@@ -166,7 +166,7 @@ class Runner(
             self.strategy = STRATEGIES.build(strategy_cfg, key_path="strategy")
         else:
             self.strategy = strategy
-        #: None until training is prepared (:meth:`_prepare`): the runner's interface
+        #: None until training is prepared (:meth:`prepare`): the runner's interface
         #: (:class:`~cadence.contracts.RunnerProtocol`) describes a prepared run
         self.optim_wrapper: OptimWrapper = None  # type: ignore[assignment]
         self.param_schedulers: list[Any] | dict[str, list[Any]] | None = None
@@ -247,8 +247,9 @@ class Runner(
             )
         return getattr(self, f"build_{mode}_loop")(loop_cfg)
 
-    def _prepare(self, train: bool) -> None:
-        """Build and set up the model (and, to train, its optimizer wrapper and schedulers)."""
+    def prepare(self, train: bool = True) -> None:
+        """Build and set up the model (and, to train, its optimizer wrapper and schedulers)
+        now instead of at the first ``train``/``val``/``test``; nothing when done already."""
         if self._model is not None and (not train or self.optim_wrapper is not None):
             return
         facts = optim_cfg = sched_cfg = None
@@ -300,7 +301,7 @@ class Runner(
         self._train_loop = self.build_loop("train")
         if self._given["val_cfg"] is not None and self._val_loop is None:
             self._val_loop = self.build_loop("val")
-        self._prepare(train=True)
+        self.prepare(train=True)
         self.call_hook("before_run")
         self._init_weights()
         self.load_or_resume()
@@ -335,7 +336,7 @@ class Runner(
         attr = f"_{mode}_loop"
         if getattr(self, attr) is None:
             setattr(self, attr, self.build_loop(mode))
-        self._prepare(train=False)
+        self.prepare(train=False)
         self.call_hook("before_run")
         self.load_or_resume()
         metrics = self._run_loop(getattr(self, attr))
@@ -376,7 +377,7 @@ class Runner(
         if self._model is None:
             with released_on_error(self):
                 self._setup()
-                self._prepare(train=False)
+                self.prepare(train=False)
         assert self._model is not None
         return self._model
 
