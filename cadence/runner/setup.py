@@ -157,7 +157,7 @@ def default_setup(runner: RunnerProtocol) -> str:
     text = str(cfg.pretty_text)
     log_code(logger, "Config:", text, extra=DETAIL)
     if runner.rank == 0:
-        stem = os.path.splitext(os.path.basename(cfg.filename or "config"))[0]
+        stem = os.path.splitext(os.path.basename(cfg.filename or runner.timestamp))[0]  # as mmengine
         path = os.path.join(runner.work_dir, f"{stem}.py")
         cfg.dump(path)
         logger.info(f"Full config saved to {short_path(path)}")
