@@ -85,8 +85,7 @@ class TimeCounter:
     def __enter__(self) -> TimeCounter:
         if self.tag is None:
             raise TimeCounterError(
-                "TimeCounter used as a context manager needs tag=... to name what its "
-                "reports time"
+                "TimeCounter used as a context manager needs tag=... to name what its reports time"
             )
         self._sync()
         self._start = time.perf_counter()
