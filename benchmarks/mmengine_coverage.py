@@ -249,7 +249,7 @@ COUNTERPARTS: dict[str, str | None] = {
     "mmengine.dist": "cadence.dist",
     "mmengine.evaluator": "cadence.evaluator",
     "mmengine.fileio": "cadence.fileio",
-    "mmengine.fileio.backends": None,
+    "mmengine.fileio.backends": "cadence.fileio.backends",
     "mmengine.fileio.handlers": "cadence.fileio.handlers",
     "mmengine.hooks": "cadence.hooks",
     "mmengine.hub": None,

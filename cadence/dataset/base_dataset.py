@@ -76,6 +76,11 @@ def _metainfo_value(value: Any) -> Any:
     return value
 
 
+class MissingAnnotationFile(ValueError, TypeError):
+    """A dataset without ``ann_file`` that does not override ``load_data_list``
+    (mmengine failed with a TypeError there, hence both bases)."""
+
+
 class BaseDataset(Dataset):
     """Samples read from an annotation file and processed by ``pipeline``.
 
@@ -140,6 +145,8 @@ class BaseDataset(Dataset):
         merged = copy.deepcopy(cls.METAINFO)
         if metainfo is None:
             return merged
+        if not isinstance(metainfo, Mapping) and callable(getattr(metainfo, "keys", None)):
+            metainfo = {key: metainfo[key] for key in metainfo.keys()}  # a Config, say
         if not isinstance(metainfo, Mapping):
             raise TypeError(f"metainfo must be a dict, got {type(metainfo).__name__}")
         merged.update({key: _metainfo_value(value) for key, value in metainfo.items()})
@@ -176,7 +183,7 @@ class BaseDataset(Dataset):
         ``metainfo`` argument do not set. Override for other annotation formats.
         """
         if not self.ann_file:
-            raise ValueError(
+            raise MissingAnnotationFile(
                 f"{type(self).__name__} has no ann_file: pass ann_file=... or override "
                 "load_data_list()"
             )

@@ -28,7 +28,8 @@ def _build(dataset: Any) -> Any:
     """``dataset`` itself, or the dataset its config dict builds."""
     if isinstance(dataset, Mapping):
         return DATASETS.build(dataset)
-    if not (hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")):
+    plain = isinstance(dataset, list | tuple | str)  # sequences, not datasets
+    if plain or not (hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")):
         raise TypeError(
             f"a wrapped dataset must be a dataset or its config dict, got {type(dataset).__name__}"
         )

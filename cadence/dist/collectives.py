@@ -23,6 +23,10 @@ from .utils import ProcessGroup, get_comm_device, get_rank, get_world_size
 _REDUCE_OPS = ("sum", "mean", "max", "min", "product", "band", "bor", "bxor")
 
 
+class CollectiveArgumentError(TypeError, AssertionError):
+    """A collective given the wrong kind of container (mmengine asserted, hence both bases)."""
+
+
 def _reduce_op(name: str) -> Any:
     ops = {
         "sum": torch_dist.ReduceOp.SUM,
@@ -156,7 +160,9 @@ def broadcast_object_list(objs: list[Any], src: int = 0, group: ProcessGroup | N
     Every rank passes a list of the same length.
     """
     if not isinstance(objs, list):
-        raise TypeError(f"broadcast_object_list expects a list, got {type(objs).__name__}")
+        raise CollectiveArgumentError(
+            f"broadcast_object_list expects a list, got {type(objs).__name__}"
+        )
     if get_world_size(group) == 1:
         return
     device = get_comm_device(group)
@@ -175,7 +181,9 @@ def all_reduce_dict(
     promoted to a common one). Does nothing when not distributed.
     """
     if not isinstance(data, dict):
-        raise TypeError(f"all_reduce_dict expects a dict of tensors, got {type(data).__name__}")
+        raise CollectiveArgumentError(
+            f"all_reduce_dict expects a dict of tensors, got {type(data).__name__}"
+        )
     op = _check_op(op)
     if get_world_size(group) == 1 or not data:
         return

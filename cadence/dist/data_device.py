@@ -9,13 +9,14 @@ import numpy as np
 import torch
 
 
-def _items(data: Any) -> Iterable[Any]:
+def _items(data: Any, kinds: str = "sequence of tensor") -> Iterable[Any]:
     if isinstance(data, Mapping):
         return data.values()
     if isinstance(data, Iterable) and not isinstance(data, (str, bytes, np.ndarray)):
         return data
-    raise TypeError(
-        f"data must be a Tensor or a list/tuple/dict of tensors, got {type(data).__name__}"
+    raise TypeError(  # mmengine's wording (its two functions differ), then cadence's
+        f"data should be a Tensor, {kinds} or dict: a Tensor or a list/tuple/dict of tensors "
+        f"(nested), got {type(data).__name__}"
     )
 
 
@@ -68,7 +69,7 @@ def cast_data_device(data: Any, device: torch.device | str, out: Any = None) -> 
         if not casted:
             raise ValueError("data is empty")
         return type(data)(casted)  # type: ignore[call-arg]
-    items = list(_items(data))
+    items = list(_items(data, "list of tensor"))
     outs = [None] * len(items) if out is None else list(out)
     if len(outs) != len(items):
         raise ValueError(f"data and out differ in length: {len(items)} and {len(outs)}")

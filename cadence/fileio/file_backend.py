@@ -8,10 +8,11 @@ import os
 from abc import ABCMeta, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
+from typing import Any
 
 from . import io
-from .backend import storage_options, url_scheme
-from .serialize import BackendArgs
+from .backend import storage_options
+from .io import BackendArgs, P, PathLike
 
 
 class BaseStorageBackend(metaclass=ABCMeta):
@@ -46,71 +47,86 @@ class FileBackend(BaseStorageBackend):
     """Reads and writes files under one kind of path (local or one URL scheme).
 
     Every method is the function of the same name in :mod:`cadence.fileio` with this
-    backend's ``backend_args``; local paths and URLs both work on any instance.
+    backend's ``backend_args``; local paths and URLs both work on any instance, and
+    paths may be ``str`` or ``os.PathLike``.
 
     Args:
         backend_args: fsspec storage options in mmengine's ``backend_args`` form.
+        **options: more such options (mmengine builds a backend as ``cls(**backend_args)``).
     """
 
-    def __init__(self, backend_args: BackendArgs = None) -> None:
-        storage_options(backend_args)  # an mmengine client cadence lacks fails here
-        self.backend_args = dict(backend_args or {})
+    _allow_symlink = True
 
-    def get(self, filepath: str | os.PathLike[str]) -> bytes:
+    def __init__(self, backend_args: BackendArgs = None, **options: Any) -> None:
+        merged = {**dict(backend_args or {}), **options}
+        storage_options(merged)  # an mmengine client cadence lacks fails here
+        self.backend_args = merged
+
+    def get(self, filepath: PathLike) -> bytes:
         """The bytes of ``filepath``."""
-        return io.get(os.fspath(filepath), self.backend_args)
+        return io.get(filepath, self.backend_args)
 
-    def get_text(self, filepath: str | os.PathLike[str], encoding: str = "utf-8") -> str:
+    def get_text(self, filepath: PathLike, encoding: str = "utf-8") -> str:
         """The text of ``filepath``."""
-        return io.get_text(os.fspath(filepath), encoding, self.backend_args)
+        return io.get_text(filepath, encoding, self.backend_args)
 
-    def put(self, obj: bytes, filepath: str | os.PathLike[str]) -> None:
+    def put(self, obj: bytes, filepath: PathLike) -> None:
         """Write bytes ``obj`` to ``filepath``."""
-        io.put(obj, os.fspath(filepath), self.backend_args)
+        io.put(obj, filepath, self.backend_args)
 
-    def put_text(self, obj: str, filepath: str | os.PathLike[str], encoding: str = "utf-8") -> None:
+    def put_text(self, obj: str, filepath: PathLike, encoding: str = "utf-8") -> None:
         """Write text ``obj`` to ``filepath``."""
-        io.put_text(obj, os.fspath(filepath), encoding, self.backend_args)
+        io.put_text(obj, filepath, encoding, self.backend_args)
 
-    def exists(self, filepath: str | os.PathLike[str]) -> bool:
+    def exists(self, filepath: PathLike) -> bool:
         """Whether ``filepath`` exists."""
-        return io.exists(os.fspath(filepath), self.backend_args)
+        return io.exists(filepath, self.backend_args)
 
-    def isdir(self, filepath: str | os.PathLike[str]) -> bool:
+    def isdir(self, filepath: PathLike) -> bool:
         """Whether ``filepath`` is a folder."""
-        return io.isdir(os.fspath(filepath), self.backend_args)
+        return io.isdir(filepath, self.backend_args)
 
-    def isfile(self, filepath: str | os.PathLike[str]) -> bool:
+    def isfile(self, filepath: PathLike) -> bool:
         """Whether ``filepath`` is a file."""
-        return io.isfile(os.fspath(filepath), self.backend_args)
+        return io.isfile(filepath, self.backend_args)
 
-    def join_path(self, filepath: str | os.PathLike[str], *filepaths: str) -> str:
+    def join_path(self, filepath: PathLike, *filepaths: PathLike) -> str:
         """``filepath`` joined with ``filepaths``."""
-        return io.join_path(os.fspath(filepath), *filepaths)
+        return io.join_path(filepath, *filepaths)
 
-    def get_local_path(self, filepath: str | os.PathLike[str]) -> AbstractContextManager[str]:
+    def get_local_path(self, filepath: PathLike) -> AbstractContextManager[str]:
         """Context manager: a local path holding ``filepath``'s content."""
         return io.get_local_path(filepath, self.backend_args)
 
-    def copyfile(self, src: str, dst: str) -> str:
-        """Copy file ``src`` to ``dst``; return ``dst``."""
+    def copyfile(self, src: PathLike, dst: P) -> P | str:
+        """Copy file ``src`` to ``dst`` (into it, if a folder); return the path written."""
         return io.copyfile(src, dst, self.backend_args)
 
-    def copytree(self, src: str, dst: str) -> str:
+    def copytree(self, src: PathLike, dst: P) -> P:
         """Copy folder ``src`` to ``dst`` (which must not exist); return ``dst``."""
         return io.copytree(src, dst, self.backend_args)
 
-    def remove(self, filepath: str) -> None:
+    # mmengine's names for copies with the local disk; either side may be local here
+    copyfile_from_local = copyfile
+    copyfile_to_local = copyfile
+    copytree_from_local = copytree
+    copytree_to_local = copytree
+
+    def copy_if_symlink_fails(self, src: PathLike, dst: PathLike) -> bool:
+        """Link ``dst`` to ``src``, or copy it where linking fails; True if linked."""
+        return io.copy_if_symlink_fails(src, dst, self.backend_args)
+
+    def remove(self, filepath: PathLike) -> None:
         """Delete file ``filepath``."""
         io.remove(filepath, self.backend_args)
 
-    def rmtree(self, dir_path: str) -> None:
+    def rmtree(self, dir_path: PathLike) -> None:
         """Delete folder ``dir_path`` with its content."""
         io.rmtree(dir_path, self.backend_args)
 
     def list_dir_or_file(
         self,
-        dir_path: str,
+        dir_path: PathLike,
         list_dir: bool = True,
         list_file: bool = True,
         suffix: str | tuple[str, ...] | None = None,
@@ -128,21 +144,7 @@ class LocalBackend(FileBackend):
 class FsspecBackend(FileBackend):
     """The backend of URLs (``s3://``, ``gs://``...), reached through fsspec."""
 
-
-def get_file_backend(
-    uri: str | os.PathLike[str] | None = None,
-    *,
-    backend_args: BackendArgs = None,
-    enable_singleton: bool = False,
-) -> FileBackend:
-    """The backend for ``uri``: :class:`LocalBackend` for local paths (and None),
-    :class:`FsspecBackend` for URLs. ``enable_singleton`` is accepted and ignored
-    (a backend holds nothing but its arguments)."""
-    del enable_singleton
-    scheme = url_scheme(os.fspath(uri)) if uri is not None else None
-    if scheme is None or scheme == "file":
-        return LocalBackend(backend_args)
-    return FsspecBackend(backend_args)
+    _allow_symlink = False
 
 
-__all__ = ["FileBackend", "FsspecBackend", "LocalBackend", "get_file_backend"]
+__all__ = ["BaseStorageBackend", "FileBackend", "FsspecBackend", "LocalBackend"]

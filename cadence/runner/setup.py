@@ -156,8 +156,8 @@ def default_setup(runner: RunnerProtocol) -> str:
         log_code(logger, f"Config file {source[0]}:", source[1], extra=DETAIL)
     text = str(cfg.pretty_text)
     log_code(logger, "Config:", text, extra=DETAIL)
-    if runner.rank == 0:
-        stem = os.path.splitext(os.path.basename(cfg.filename or "config"))[0]
+    if runner.rank == 0:  # a config without a file: <timestamp>.py, as mmengine
+        stem = os.path.splitext(os.path.basename(cfg.filename or runner.timestamp))[0]
         path = os.path.join(runner.work_dir, f"{stem}.py")
         cfg.dump(path)
         logger.info(f"Full config saved to {short_path(path)}")

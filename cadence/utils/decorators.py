@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import importlib.util
 import inspect
+import re
 import shutil
+import textwrap
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -37,7 +39,9 @@ def check_prerequisites(
         def wrapped(*args: Any, **kwargs: Any) -> Any:
             missing = [item for item in items if not checker(item)]
             if missing:
-                raise RuntimeError(msg_tmpl.format(", ".join(missing), func.__name__))
+                message = msg_tmpl.format(", ".join(missing), func.__name__)
+                print(message)  # mmengine prints it too (scripts show it without a traceback)
+                raise RuntimeError(message)
             return func(*args, **kwargs)
 
         return wrapped  # type: ignore[return-value]
@@ -125,8 +129,27 @@ def deprecated_function(since: str, removed_in: str, instructions: str) -> Calla
             warnings.warn(message, DeprecationWarning, stacklevel=2)
             return func(*args, **kwargs)
 
-        note = f"\n\n.. deprecated:: {since}\n   {message}\n"
-        wrapped.__doc__ = (func.__doc__ or "") + note
+        doc = func.__doc__ or ""
+        wrapped.__doc__ = _deprecation_docstring(doc, since, removed_in, instructions)
         return wrapped  # type: ignore[return-value]
 
     return wrap
+
+
+def _deprecation_docstring(doc: str, since: str, removed_in: str, instructions: str) -> str:
+    """``doc`` under a ``.. deprecated::`` note, laid out as mmengine lays it out.
+
+    The summary (up to the first blank line) is dedented line by line, the body as a
+    block; both are then indented by four spaces below the note.
+    """
+    note = (
+        f".. deprecated:: {since}\n    Deprecated and will be removed in version {removed_in}.\n"
+        f"    Please {instructions}.\n"
+    )
+    summary, *rest = re.split("\n\n", doc, maxsplit=1)
+    summary = textwrap.indent("\n".join(textwrap.dedent(line) for line in summary.split("\n")),
+                              "    ")  # fmt: skip
+    parts = [note, "\n\n", summary]
+    if rest:
+        parts += ["\n\n", textwrap.indent(textwrap.dedent(rest[0]), "    ")]
+    return "".join(parts)

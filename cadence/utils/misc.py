@@ -7,6 +7,24 @@ from collections import abc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, cast
 
+# mmengine.utils.misc also holds its decorators and import helpers; cadence keeps them in
+# their own modules and names them here too, so ``from mmengine.utils.misc import ...`` works.
+from .decorators import (
+    deprecated_api_warning,
+    deprecated_function,
+    requires_executable,
+    requires_package,
+)
+from .imports import get_object_from_string, import_modules_from_strings
+
+__all__ = [
+    "apply_to", "concat_list", "deprecated_api_warning", "deprecated_function",
+    "get_object_from_string", "has_method", "import_modules_from_strings", "is_list_of",
+    "is_method_overridden", "NotAClassError", "is_seq_of", "is_str", "is_tuple_of",
+    "iter_cast", "list_cast", "requires_executable", "requires_package", "slice_list",
+    "to_1tuple", "to_2tuple", "to_3tuple", "to_4tuple", "to_ntuple", "tuple_cast",
+]  # fmt: skip
+
 
 def is_str(x: Any) -> bool:
     """Whether ``x`` is a ``str``."""
@@ -115,10 +133,14 @@ def has_method(obj: object, method: str) -> bool:
     return callable(getattr(obj, method, None))
 
 
+class NotAClassError(TypeError, AssertionError):
+    """An instance where a class was expected (mmengine asserted, hence both bases)."""
+
+
 def is_method_overridden(method: str, base_class: type, derived_class: Any) -> bool:
     """Whether ``derived_class`` (a class or an instance) overrides ``base_class.method``."""
     if not isinstance(base_class, type):
-        raise TypeError(
+        raise NotAClassError(
             f"base_class must be a class, got an instance of {type(base_class).__name__}"
         )
     if not isinstance(derived_class, type):

@@ -181,9 +181,20 @@ def track_parallel_progress(
     return results
 
 
+class _Call:
+    """``func`` applied to one task: a tuple or list is its positional arguments (as
+    mmengine's ``track_progress_rich``). A class, so that pool workers can unpickle it."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.func = func
+
+    def __call__(self, task: Any) -> Any:
+        return self.func(*(task if isinstance(task, tuple | list) else (task,)))
+
+
 def track_progress_rich(
-    func: Callable[[Any], Any],
-    tasks: Iterable[Any] | None = None,
+    func: Callable[..., Any],
+    tasks: Iterable[Any] = (),
     task_num: int | None = None,
     nproc: int = 1,
     chunksize: int = 1,
@@ -192,30 +203,38 @@ def track_progress_rich(
 ) -> list[Any]:
     """``func`` over the tasks (in ``nproc`` processes when above 1) with a described bar.
 
-    Results keep the order of the tasks. ``task_num`` is needed when ``tasks``
-    has no ``len``. ``color`` is accepted for compatibility; the bar uses rich's default style.
+    A task that is a tuple or list is unpacked into ``func``'s arguments; no tasks and
+    ``task_num=N`` call ``func()`` N times. Results keep the order of the tasks.
+    ``task_num`` is needed when ``tasks`` has no ``len``. ``color`` is accepted for
+    compatibility; the bar uses rich's default style.
     """
     if not callable(func):
         raise TypeError("func must be a callable object")
     if not isinstance(tasks, Iterable):
         raise TypeError(f"tasks must be an iterable object, but got {type(tasks)}")
+    if isinstance(tasks, Sized):
+        if len(tasks) == 0:
+            if task_num is None:
+                raise ValueError("If tasks is an empty iterable, task_num must be set")
+            tasks = [()] * task_num
+        elif task_num is not None and task_num != len(tasks):
+            raise ValueError(f"task_num ({task_num}) does not match the length of tasks "
+                             f"({len(tasks)})")  # fmt: skip
+        task_num = len(tasks)
     if nproc <= 0:
         raise ValueError("nproc must be a positive number")
-    if task_num is None:
-        if not isinstance(tasks, Sized):
-            raise ValueError("task_num must be given when tasks has no length")
-        task_num = len(tasks)
+    call = _Call(func)
     results: list[Any] = []
-    with ProgressBar(task_num, description=description) as bar:
+    with ProgressBar(task_num or 0, description=description) as bar:
         if nproc == 1:
             for task in tasks:
-                results.append(func(task))
+                results.append(call(task))
                 bar.update()
         else:
             from multiprocessing import Pool
 
             with Pool(nproc) as pool:
-                for result in pool.imap(func, tasks, chunksize):
+                for result in pool.imap(call, tasks, chunksize):
                     results.append(result)
                     bar.update()
     return results

@@ -199,8 +199,17 @@ def test_annotation_file_errors(tmp_path):
         BaseDataset(ann_file=str(tmp_path / "ok.json"))
     with pytest.raises(TypeError, match=r"data_prefix\['img_path'\]"):
         BaseDataset(ann_file=str(tmp_path / "ok.json"), data_prefix=dict(img_path=3))
-    with pytest.raises(ValueError, match="ann_file"):
+    with pytest.raises(ValueError, match="ann_file") as info:
         BaseDataset()
+    assert isinstance(info.value, TypeError)  # mmengine's type there
+
+
+def test_metainfo_may_be_a_config():
+    from cadence.config import Config
+
+    assert BaseDataset(metainfo=Config(dict(classes=["a"])), lazy_init=True).metainfo == {
+        "classes": ["a"]
+    }
 
 
 def test_an_empty_data_list_is_an_empty_dataset(tmp_path):

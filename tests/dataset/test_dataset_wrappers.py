@@ -134,3 +134,5 @@ def test_wrappers_refuse_subsets(wrapper):
 def test_wrappers_reject_what_is_not_a_dataset():
     with pytest.raises(TypeError, match="dataset"):
         RepeatDataset(3, times=2)
+    with pytest.raises(TypeError, match="got list"):  # a plain list is data, not a dataset
+        RepeatDataset([0], times=2)

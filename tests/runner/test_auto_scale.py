@@ -173,7 +173,7 @@ def test_runner_rescales_before_building_and_logs_and_saves(tmp_path):
     log = next(tmp_path.glob("*/*.log")).read_text()
     assert "auto_scale_workers: reference world size 2 -> 1" in log
     assert "total 16 -> 8" in log and "train_cfg.max_iters: 8 -> 16" in log
-    saved = Config.fromfile(str(tmp_path / "config.py"))
+    saved = Config.fromfile(str(tmp_path / f"{runner.timestamp}.py"))  # as mmengine
     assert saved.train_cfg.max_iters == 16
     assert saved.optim_wrapper.optimizer.lr == pytest.approx(0.025)
     assert saved.auto_scale_workers.reference_world_size == 1  # saved config re-runs as is

@@ -219,7 +219,7 @@ def test_environment_and_config_are_logged_and_dumped(tmp_path):
     runner, _ = run(base_cfg(tmp_path, env_cfg=dict(cudnn_benchmark=False)))
     log = next((tmp_path / "work").glob("*/*.log")).read_text()
     assert "PyTorch" in log and "cadence" in log and "Config:" in log
-    dumped = tmp_path / "work" / "config.py"
+    dumped = tmp_path / "work" / f"{runner.timestamp}.py"  # a config without a file, as mmengine
     assert Config.fromfile(str(dumped)).optim_wrapper.optimizer.lr == 0.05
     assert (tmp_path / "work" / runner.timestamp / "vis_data" / "config.py").exists()
 

@@ -16,7 +16,7 @@ from cadence.utils import (
 )
 
 
-def test_requires_package_runs_when_present_and_names_the_missing():
+def test_requires_package_runs_when_present_and_names_the_missing(capsys):
     @requires_package("json")
     def ok():
         return "ran"
@@ -30,6 +30,10 @@ def test_requires_package_runs_when_present_and_names_the_missing():
         RuntimeError, match='"no_such_pkg_cadence_x" are required in method "missing"'
     ):
         missing()
+    assert capsys.readouterr().out == (  # printed too, as mmengine does
+        'Prerequisites "no_such_pkg_cadence_x" are required in method "missing" but not found, '
+        "please install them first.\n"
+    )
 
 
 def test_requires_executable_and_custom_checker():
@@ -82,4 +86,7 @@ def test_deprecated_function_warns_with_versions_and_documents_itself():
         r"Please use another\(\)",
     ):
         assert legacy() == 7
-    assert legacy.__doc__.startswith("Old helper.") and "deprecated:: 0.2" in legacy.__doc__
+    assert legacy.__doc__ == (  # mmengine's layout: the note first, then the docstring indented
+        ".. deprecated:: 0.2\n    Deprecated and will be removed in version 0.4.\n"
+        "    Please use another().\n\n\n    Old helper."
+    )

@@ -131,3 +131,10 @@ def test_load_url_downloads_once_into_model_dir(tmp_path):
     assert torch.equal(loaded["w"], torch.arange(3))
     assert (tmp_path / "hub" / "weights.pth").is_file()
     assert mmcv_full_available() is False  # mmcv is not a cadence dependency
+
+
+def test_time_counter_refuses_what_mmengine_asserts():
+    with pytest.raises(AssertionError, match="warmup_interval must be >= 1"):
+        TimeCounter(warmup_interval=0)
+    with pytest.raises(AssertionError, match="needs tag="), TimeCounter():
+        pass

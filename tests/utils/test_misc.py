@@ -6,6 +6,7 @@ from collections import OrderedDict, namedtuple
 
 import pytest
 
+import cadence.utils
 from cadence.utils import (
     apply_to,
     concat_list,
@@ -96,8 +97,23 @@ def test_method_checks():
     assert is_method_overridden("run", _Base, _Derived)
     assert is_method_overridden("run", _Base, _Derived())
     assert not is_method_overridden("other", _Base, _Derived)
-    with pytest.raises(TypeError):
+    with pytest.raises(AssertionError) as info:  # mmengine asserted; cadence's is a TypeError too
         is_method_overridden("run", _Base(), _Derived)  # type: ignore[arg-type]
+    assert isinstance(info.value, TypeError)
     obj = _Derived()
     obj.value = 3  # type: ignore[attr-defined]
     assert has_method(obj, "run") and not has_method(obj, "value") and not has_method(obj, "nope")
+
+
+def test_misc_also_names_the_decorators_and_import_helpers_as_mmengine_utils_misc_does():
+    from cadence.utils import misc
+
+    for name in (
+        "deprecated_api_warning",
+        "deprecated_function",
+        "get_object_from_string",
+        "import_modules_from_strings",
+        "requires_executable",
+        "requires_package",
+    ):
+        assert getattr(misc, name) is getattr(cadence.utils, name)

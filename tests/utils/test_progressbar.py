@@ -86,8 +86,13 @@ def test_track_progress_rich(capsys):
     assert track_progress_rich(_square, [1, 2, 3], description="Squares") == [1, 4, 9]
     assert track_progress_rich(_square, iter([2, 3]), task_num=2) == [4, 9]
     assert "Squares" in capsys.readouterr().out
-    with pytest.raises(ValueError, match="task_num"):
-        track_progress_rich(_square, iter([1]))
+    assert track_progress_rich(_square, iter([1])) == [1]  # no length, no count: as mmengine
+    assert track_progress_rich(divmod, [(7, 2), [9, 4]]) == [(3, 1), (2, 1)]  # tuples unpacked
+    assert track_progress_rich(lambda: "x", task_num=2) == ["x", "x"]  # no tasks: func() N times
+    with pytest.raises(ValueError, match="task_num must be set"):
+        track_progress_rich(_square)
+    with pytest.raises(ValueError, match="does not match"):
+        track_progress_rich(_square, [1, 2], task_num=3)
     with pytest.raises(ValueError, match="nproc"):
         track_progress_rich(_square, [1], nproc=0)
     with pytest.raises(TypeError):

@@ -11,6 +11,10 @@ from typing import Any, ClassVar
 import torch
 
 
+class TimeCounterError(ValueError, AssertionError):
+    """A bad ``TimeCounter`` setting (mmengine asserted, hence both bases)."""
+
+
 class TimeCounter:
     """A decorator or context manager that reports the mean time per run.
 
@@ -49,7 +53,7 @@ class TimeCounter:
         if getattr(self, "_initialised", False):
             return
         if log_interval < 1 or warmup_interval < 1:
-            raise ValueError(
+            raise TimeCounterError(
                 "log_interval and warmup_interval must be >= 1, got "
                 f"{log_interval} and {warmup_interval}"
             )
@@ -80,7 +84,9 @@ class TimeCounter:
 
     def __enter__(self) -> TimeCounter:
         if self.tag is None:
-            self.tag = "block"
+            raise TimeCounterError(
+                "TimeCounter used as a context manager needs tag=... to name what its reports time"
+            )
         self._sync()
         self._start = time.perf_counter()
         return self
