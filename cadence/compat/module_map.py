@@ -73,7 +73,7 @@ MODULE_MAP: dict[str, str | None] = {
     "mmengine.hooks.hook": "cadence.hooks.hook",
     "mmengine.hooks.iter_timer_hook": "cadence.hooks.iter_timer_hook",
     "mmengine.hooks.logger_hook": "cadence.hooks.logger_hook",
-    "mmengine.hooks.naive_visualization_hook": None,
+    "mmengine.hooks.naive_visualization_hook": "cadence.hooks.naive_visualization_hook",
     "mmengine.hooks.param_scheduler_hook": "cadence.hooks.param_scheduler_hook",
     "mmengine.hooks.profiler_hook": "cadence.hooks.profiler_hook",
     "mmengine.hooks.runtime_info_hook": "cadence.hooks.runtime_info_hook",
