@@ -79,7 +79,7 @@ MODULE_MAP: dict[str, str | None] = {
     "mmengine.hooks.runtime_info_hook": "cadence.hooks.runtime_info_hook",
     "mmengine.hooks.sampler_seed_hook": "cadence.hooks.sampler_seed_hook",
     "mmengine.hooks.sync_buffer_hook": "cadence.hooks.sync_buffers_hook",
-    "mmengine.hooks.test_time_aug_hook": None,
+    "mmengine.hooks.test_time_aug_hook": "cadence.hooks.test_time_aug_hook",
     "mmengine.hub": None,
     "mmengine.hub.hub": None,
     "mmengine.infer": None,

@@ -25,6 +25,7 @@ LAZY_EXPORTS: dict[str, str] = {
     "ParamSchedulerHook": ".param_scheduler_hook",
     "PreciseBNHook": ".precise_bn_hook",
     "PreemptionHook": ".preemption_hook",
+    "PrepareTTAHook": ".test_time_aug_hook",
     "TrainingPreempted": ".preempted",
     "Priority": ".priority",
     "get_priority": ".priority",
