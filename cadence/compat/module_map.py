@@ -46,7 +46,7 @@ MODULE_MAP: dict[str, str | None] = {
     "mmengine.evaluator": "cadence.evaluator",
     "mmengine.evaluator.evaluator": "cadence.evaluator.evaluator",
     "mmengine.evaluator.metric": "cadence.evaluator.metric",
-    "mmengine.evaluator.utils": None,
+    "mmengine.evaluator.utils": "cadence.evaluator.utils",
     "mmengine.fileio": "cadence.fileio",
     "mmengine.fileio.backends": "cadence.fileio.file_backend",
     "mmengine.fileio.backends.base": "cadence.fileio.file_backend",

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import logging
 import warnings
-from collections.abc import Iterator
 
 import pytest
 import torch
 from torch import nn
 
 from cadence.config import Config
-from cadence.logging.logger import get_current_logger
 from cadence.optim import (
     AmpOptimWrapper,
     DefaultOptimWrapperConstructor,
@@ -192,27 +189,13 @@ def _tied() -> nn.Module:
     return model
 
 
-@contextlib.contextmanager
-def _captured(logger: logging.Logger) -> Iterator[list[logging.LogRecord]]:
-    records: list[logging.LogRecord] = []
-    handler = logging.Handler()
-    handler.emit = records.append  # type: ignore[method-assign]
-    logger.addHandler(handler)
-    try:
-        yield records
-    finally:
-        logger.removeHandler(handler)
-
-
-def test_a_shared_parameter_is_an_error_unless_bypassed():
+def test_a_shared_parameter_is_an_error_unless_bypassed(current_log):
     with pytest.raises(ValueError, match=r"1\.weight is shared.*bypass_duplicate=True"):
         _build(dict(bias_lr_mult=2.0), model=_tied())
-    logger = get_current_logger()
-    with _captured(logger) as records:
-        model, wrapper = _build(dict(bypass_duplicate=True), model=_tied())
+    model, wrapper = _build(dict(bypass_duplicate=True), model=_tied())
     # a WARNING of the current logger, as mmengine logs it (not a Python warning)
-    assert [r.levelno for r in records] == [logging.WARNING]
-    assert "bypass_duplicate=True" in records[0].getMessage()
+    assert [r.levelno for r in current_log] == [logging.WARNING]
+    assert "bypass_duplicate=True" in current_log[0].getMessage()
     params = [g["params"][0] for g in wrapper.optimizer.param_groups]
     assert len(params) == 3 and len({id(p) for p in params}) == 3
 
