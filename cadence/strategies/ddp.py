@@ -140,6 +140,10 @@ class CadenceDistributedDataParallel(DistributedDataParallel):
         return self.module.test_step(data)
 
 
+#: mmengine's name of the class.
+MMDistributedDataParallel = CadenceDistributedDataParallel
+
+
 @STRATEGIES.register_module()
 class DDPStrategy(DistributedStrategy):
     """One process per device; gradients averaged across processes every update.
