@@ -10,7 +10,6 @@ LAZY_EXPORTS: dict[str, str] = {
     "scale_lr": ".base",
     "CadenceDistributedDataParallel": ".ddp",
     "DDPStrategy": ".ddp",
-    "SeparateDistributedDataParallel": ".ddp_separate",
     "DeepSpeedOptimWrapper": ".deepspeed",
     "DeepSpeedStrategy": ".deepspeed",
     "apply_env_cfg": ".env",
@@ -24,7 +23,7 @@ LAZY_EXPORTS: dict[str, str] = {
 
 __all__ = [
     "BaseStrategy", "CadenceDistributedDataParallel", "DDPStrategy", "DeepSpeedOptimWrapper",
-    "DeepSpeedStrategy", "FSDPStrategy", "SeparateDistributedDataParallel",
+    "DeepSpeedStrategy", "FSDPStrategy",
     "SingleDeviceStrategy",
     "apply_env_cfg", "infer_launcher", "init_process_group", "process_info", "scale_lr",
     "set_random_seed",

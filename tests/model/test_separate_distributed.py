@@ -26,7 +26,7 @@ def _worker(rank: int, port: int, results) -> None:  # type: ignore[no-untyped-d
     import torch.distributed as dist
 
     from cadence.model import MMSeparateDistributedDataParallel, is_model_wrapper
-    from cadence.strategies.ddp import CadenceDistributedDataParallel
+    from cadence.model.wrappers.distributed import CadenceDistributedDataParallel
 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=2, timeout=datetime.timedelta(seconds=30))

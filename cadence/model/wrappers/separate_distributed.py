@@ -8,8 +8,8 @@ from typing import Any
 
 from torch import nn
 
-from ..registry import MODEL_WRAPPERS
-from .ddp import CadenceDistributedDataParallel
+from ...registry import MODEL_WRAPPERS
+from .distributed import CadenceDistributedDataParallel
 
 
 def _trainable(module: nn.Module) -> bool:
@@ -21,7 +21,7 @@ def _trainable(module: nn.Module) -> bool:
 )
 class SeparateDistributedDataParallel(nn.Module):
     """Wrap each direct child of ``module`` that has trainable parameters in its own
-    :class:`~cadence.strategies.ddp.CadenceDistributedDataParallel`.
+    :class:`~cadence.model.wrappers.distributed.CadenceDistributedDataParallel`.
 
     A GAN's generator and discriminator update in turns; one DDP around both would
     wait for gradients of the part that did not run. ``train_step``, ``val_step`` and
