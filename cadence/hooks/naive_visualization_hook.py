@@ -14,7 +14,7 @@ from ..registry import HOOKS
 from .hook import DATA_BATCH, Hook
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 
 def _samples(data_batch: Any) -> Iterator[tuple[torch.Tensor, Any]]:

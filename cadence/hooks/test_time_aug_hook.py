@@ -15,7 +15,7 @@ from ..registry import HOOKS, MODELS, RUNNERS
 from .hook import Hook
 
 if TYPE_CHECKING:
-    from ..runner.protocol import RunnerProtocol
+    from ..contracts import RunnerProtocol
 
 
 @HOOKS.register_module()
