@@ -11,6 +11,7 @@ several times slower.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -104,3 +105,24 @@ def blobs(monkeypatch: pytest.MonkeyPatch) -> object:
         if registry.get(cls.__name__) is None:
             registry.register_module(module=cls)
     return module
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture
+def current_log() -> Iterator[list[logging.LogRecord]]:
+    """The records the current logger (``print_log(..., logger='current')``) gets."""
+    from cadence.logging.logger import get_current_logger
+
+    handler = _Records()
+    logger = get_current_logger()
+    logger.addHandler(handler)
+    yield handler.records
+    logger.removeHandler(handler)

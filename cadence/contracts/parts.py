@@ -80,6 +80,22 @@ class VisualizerView(Protocol):
     def add_image(self, name: str, image: Any, step: int = 0) -> None:
         """Record an image."""
 
+    def add_graph(self, model: Any, data_batch: Any = None, **kwargs: Any) -> None:
+        """Record the model graph."""
+
+    def add_datasample(
+        self,
+        name: str,
+        image: Any,
+        data_sample: Any = None,
+        draw_gt: bool = True,
+        draw_pred: bool = True,
+        show: bool = False,
+        wait_time: float = 0,
+        step: int = 0,
+    ) -> None:
+        """Draw a data sample on its image and record it."""
+
     def add_scalar(self, name: str, value: Any, step: int = 0, **kwargs: Any) -> None:
         """Record one scalar."""
 

@@ -39,8 +39,10 @@ class DumpResults(BaseMetric):
         super().__init__(collect_device=collect_device, collect_dir=collect_dir)
         path = os.fspath(out_file_path)
         if not path.endswith((".pkl", ".pickle")):
-            raise ValueError(f"DumpResults writes a pickle file: out_file_path must end with "
-                             f".pkl or .pickle, got {path!r}")  # fmt: skip
+            raise ValueError(
+                "The output file must be a pkl file. DumpResults writes a pickle: "
+                f"out_file_path must end with .pkl or .pickle, got {path!r}"
+            )
         self.out_file_path = path
 
     def process(self, data_batch: Any, data_samples: Sequence[Any]) -> None:

@@ -11,6 +11,11 @@ from ..registry import EVALUATOR, METRICS, config_location
 from .metric import BaseMetric
 
 
+class EvaluatorAssertionError(ValueError, AssertionError):
+    """An argument mmengine's ``Evaluator`` rejects with ``assert`` (a ``ValueError``,
+    and an ``AssertionError`` for code written against mmengine)."""
+
+
 def _is_metric(obj: Any) -> bool:
     return callable(getattr(obj, "process", None)) and callable(getattr(obj, "evaluate", None))
 
@@ -89,7 +94,8 @@ class Evaluator:
                 names = ", ".join(f"'{k}' ({owners[k]})" for k in clashes)
                 raise ValueError(
                     f"{type(metric).__name__} produced metric names that another metric already "
-                    f"produced: {names}; give the metrics different prefixes"
+                    f"produced: {names}. There are multiple evaluation results with the same "
+                    "metric name: give the metrics different prefixes"
                 )
             merged.update(result)
             owners.update(dict.fromkeys(result, type(metric).__name__))
@@ -102,8 +108,8 @@ class Evaluator:
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
         if data is not None and len(data) != len(data_samples):
-            raise ValueError(
-                f"data_samples and data must have the same length, got {len(data_samples)} "
+            raise EvaluatorAssertionError(
+                f"data_samples and data should have the same length, got {len(data_samples)} "
                 f"and {len(data)}"
             )
         data_chunks = _chunks(iter(data), chunk_size) if data is not None else None

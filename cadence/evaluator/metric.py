@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import warnings
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..dist import broadcast_object_list, collect_results, is_main_process
 from ..dist.results import to_cpu
+from ..logging import print_log
 
 _to_cpu = to_cpu  # mmengine's private name, which downstream metrics import
 
@@ -55,10 +56,11 @@ class BaseMetric(ABC):
         self.results: list[Any] = []
         self.prefix = prefix or self.default_prefix
         if self.prefix is None:
-            warnings.warn(
+            print_log(
                 f"{type(self).__name__} has no prefix: set prefix= or the class attribute "
                 "default_prefix so that its metric names cannot clash with other metrics'",
-                stacklevel=2,
+                logger="current",
+                level=logging.WARNING,
             )
 
     @property
@@ -86,10 +88,11 @@ class BaseMetric(ABC):
         is raised on every rank.
         """
         if not self.results:
-            warnings.warn(
+            print_log(
                 f"{type(self).__name__}.results is empty: process() should append one "
                 "result per sample to self.results",
-                stacklevel=2,
+                logger="current",
+                level=logging.WARNING,
             )
         try:
             collected = collect_results(self.results, size, self.collect_device)

@@ -37,6 +37,14 @@ def infer_rule(monitor: str) -> str:
     )
 
 
+class MissingMonitorError(KeyError, RuntimeError):
+    """``strict=True`` and the monitored metric is not among the validation metrics (a
+    ``KeyError``, and the ``RuntimeError`` mmengine raises)."""
+
+    def __str__(self) -> str:  # KeyError would add quotes
+        return str(self.args[0]) if self.args else ""
+
+
 @HOOKS.register_module()
 class EarlyStoppingHook(Hook):
     """Stop training after ``patience`` validations without improvement of ``monitor``.
@@ -52,7 +60,8 @@ class EarlyStoppingHook(Hook):
         min_delta: smallest change that counts as an improvement.
         strict: raise when ``monitor`` is missing from the metrics (else warn).
         check_finite: stop when the metric is not finite.
-        patience: validations without improvement before stopping.
+        patience: validations without improvement before stopping (0: stop at the
+            first one).
         stopping_threshold: stop as soon as the metric is better than this.
     """
 
@@ -70,8 +79,8 @@ class EarlyStoppingHook(Hook):
     ) -> None:
         if rule is not None and rule not in ("greater", "less"):
             raise ValueError(f"EarlyStoppingHook.rule must be 'greater' or 'less', got {rule!r}")
-        if not isinstance(patience, int) or patience < 1:
-            raise ValueError(f"EarlyStoppingHook.patience must be a positive int, got {patience!r}")
+        if not isinstance(patience, int) or patience < 0:
+            raise ValueError(f"EarlyStoppingHook.patience must be an int >= 0, got {patience!r}")
         if min_delta < 0:
             raise ValueError(f"EarlyStoppingHook.min_delta must be >= 0, got {min_delta}")
         self.monitor = monitor
@@ -83,27 +92,31 @@ class EarlyStoppingHook(Hook):
         self.stopping_threshold = stopping_threshold
         self.best_score = -math.inf if self.rule == "greater" else math.inf
         self.wait_count = 0
-        self._training = False
+        # validations count unless a run says it is not training (a stand-alone val())
+        self._training = True
 
     def _better(self, a: float, b: float) -> bool:
         return a > b if self.rule == "greater" else a < b
 
-    def check(self, score: float) -> str | None:
-        """Record one validation's ``score``; return why to stop, or ``None`` to go on."""
+    def check(self, score: Any) -> str | None:
+        """Record one validation's ``score`` (a number or a one-element tensor, kept as
+        given in ``best_score``, as mmengine does); return why to stop, or ``None``."""
+        raw, score = score, float(score)
         if self.check_finite and not math.isfinite(score):
             return (
                 f"the monitored metric {self.monitor} = {score} is not finite; the best value "
                 f"was {self.best_score:.4f}"
             )
         if self.stopping_threshold is not None and self._better(score, self.stopping_threshold):
-            self.best_score = score
+            self.best_score = raw
             return (
                 f"the monitored metric {self.monitor} = {score} is {self.rule} than the "
                 f"stopping threshold {self.stopping_threshold}"
             )
         step = self.min_delta if self.rule == "greater" else -self.min_delta
-        if self._better(score, self.best_score + step) or score == self.best_score + step:
-            self.best_score = score
+        best = float(self.best_score)
+        if self._better(score, best + step) or score == best + step:
+            self.best_score = raw
             self.wait_count = 0
             return None
         self.wait_count += 1
@@ -115,6 +128,10 @@ class EarlyStoppingHook(Hook):
         return None
 
     # ------------------------------------------------------------- stages
+    def before_run(self, runner: RunnerProtocol) -> None:
+        """Validations count only once training starts (:meth:`before_train`)."""
+        self._training = False
+
     def before_train(self, runner: RunnerProtocol) -> None:
         if not hasattr(runner.train_loop, "stop_training"):
             raise TypeError(
@@ -141,10 +158,10 @@ class EarlyStoppingHook(Hook):
                 f"validation metrics {sorted(metrics)}.{did_you_mean(self.monitor, metrics)}"
             )
             if self.strict:
-                raise KeyError(message)
+                raise MissingMonitorError(message)
             warnings.warn(message + " Skipping the early-stopping check.", stacklevel=2)
             return
-        reason = self.check(float(metrics[self.monitor]))
+        reason = self.check(metrics[self.monitor])
         if reason is not None:
             loop: Any = runner.train_loop  # before_train checked it has the flag
             loop.stop_training = True

@@ -41,12 +41,16 @@ class Hook:
     # ------------------------------------------------------------- train
     def before_train(self, runner: RunnerProtocol) -> None: ...
     def after_train(self, runner: RunnerProtocol) -> None: ...
-    def before_train_epoch(self, runner: RunnerProtocol) -> None: ...
-    def after_train_epoch(self, runner: RunnerProtocol) -> None: ...
+    def before_train_epoch(self, runner: RunnerProtocol) -> None:
+        self._before_epoch(runner, mode="train")
+
+    def after_train_epoch(self, runner: RunnerProtocol) -> None:
+        self._after_epoch(runner, mode="train")
 
     def before_train_iter(
         self, runner: RunnerProtocol, batch_idx: int, data_batch: DATA_BATCH = None
-    ) -> None: ...
+    ) -> None:
+        self._before_iter(runner, batch_idx, data_batch, mode="train")
 
     def after_train_iter(
         self,
@@ -54,20 +58,24 @@ class Hook:
         batch_idx: int,
         data_batch: DATA_BATCH = None,
         outputs: Any = None,
-    ) -> None: ...
+    ) -> None:
+        self._after_iter(runner, batch_idx, data_batch, outputs, mode="train")
 
     # --------------------------------------------------------------- val
     def before_val(self, runner: RunnerProtocol) -> None: ...
     def after_val(self, runner: RunnerProtocol) -> None: ...
-    def before_val_epoch(self, runner: RunnerProtocol) -> None: ...
+    def before_val_epoch(self, runner: RunnerProtocol) -> None:
+        self._before_epoch(runner, mode="val")
 
     def after_val_epoch(
         self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
-    ) -> None: ...
+    ) -> None:
+        self._after_epoch(runner, mode="val")
 
     def before_val_iter(
         self, runner: RunnerProtocol, batch_idx: int, data_batch: DATA_BATCH = None
-    ) -> None: ...
+    ) -> None:
+        self._before_iter(runner, batch_idx, data_batch, mode="val")
 
     def after_val_iter(
         self,
@@ -75,20 +83,24 @@ class Hook:
         batch_idx: int,
         data_batch: DATA_BATCH = None,
         outputs: Any = None,
-    ) -> None: ...
+    ) -> None:
+        self._after_iter(runner, batch_idx, data_batch, outputs, mode="val")
 
     # -------------------------------------------------------------- test
     def before_test(self, runner: RunnerProtocol) -> None: ...
     def after_test(self, runner: RunnerProtocol) -> None: ...
-    def before_test_epoch(self, runner: RunnerProtocol) -> None: ...
+    def before_test_epoch(self, runner: RunnerProtocol) -> None:
+        self._before_epoch(runner, mode="test")
 
     def after_test_epoch(
         self, runner: RunnerProtocol, metrics: dict[str, Any] | None = None
-    ) -> None: ...
+    ) -> None:
+        self._after_epoch(runner, mode="test")
 
     def before_test_iter(
         self, runner: RunnerProtocol, batch_idx: int, data_batch: DATA_BATCH = None
-    ) -> None: ...
+    ) -> None:
+        self._before_iter(runner, batch_idx, data_batch, mode="test")
 
     def after_test_iter(
         self,
@@ -96,6 +108,30 @@ class Hook:
         batch_idx: int,
         data_batch: DATA_BATCH = None,
         outputs: Any = None,
+    ) -> None:
+        self._after_iter(runner, batch_idx, data_batch, outputs, mode="test")
+
+    # ------------------------------------------- every mode at once (mmengine's)
+    # The ``<point>_<mode>_*`` stages of the base class call these, so a hook may
+    # override one of them to run in training, validation and testing alike.
+    def _before_epoch(self, runner: RunnerProtocol, mode: str = "train") -> None: ...
+    def _after_epoch(self, runner: RunnerProtocol, mode: str = "train") -> None: ...
+
+    def _before_iter(
+        self,
+        runner: RunnerProtocol,
+        batch_idx: int,
+        data_batch: DATA_BATCH = None,
+        mode: str = "train",
+    ) -> None: ...
+
+    def _after_iter(
+        self,
+        runner: RunnerProtocol,
+        batch_idx: int,
+        data_batch: DATA_BATCH = None,
+        outputs: Any = None,
+        mode: str = "train",
     ) -> None: ...
 
     # -------------------------------------------------------- checkpoints
@@ -106,9 +142,18 @@ class Hook:
 
     # ------------------------------------------------------------ helpers
     def implemented_stages(self) -> list[str]:
-        """The stages this hook's class overrides."""
+        """The stages this hook's class overrides (a ``_before_epoch``, ``_after_epoch``,
+        ``_before_iter`` or ``_after_iter`` override counts for the three modes)."""
         cls = type(self)
-        return [s for s in self.stages if getattr(cls, s) is not getattr(Hook, s)]
+        found = {s for s in self.stages if getattr(cls, s) is not getattr(Hook, s)}
+        for helper, stages in _EVERY_MODE.items():
+            if getattr(cls, helper) is not getattr(Hook, helper):
+                found.update(stages)
+        return [s for s in self.stages if s in found]
+
+    def get_triggered_stages(self) -> list[str]:
+        """mmengine's name for :meth:`implemented_stages`."""
+        return self.implemented_stages()
 
     def every_n_epochs(self, runner: RunnerProtocol, n: int, start: int = 0) -> bool:
         """True after every ``n``-th epoch (counting from ``start``)."""
@@ -144,3 +189,11 @@ class Hook:
     def has_state(self) -> bool:
         """Whether this hook keeps state in checkpoints."""
         return type(self).state_dict is not Hook.state_dict
+
+
+#: The stages each every-mode method of :class:`Hook` runs at.
+_EVERY_MODE: dict[str, tuple[str, ...]] = {
+    f"_{point}_{unit}": tuple(f"{point}_{mode}_{unit}" for mode in ("train", "val", "test"))
+    for point in ("before", "after")
+    for unit in ("epoch", "iter")
+}

@@ -24,6 +24,7 @@ def metric_rule(name: str) -> str | None:
     except ValueError:
         return None
 
+
 if TYPE_CHECKING:
     from ..contracts import RunnerProtocol
     from ..loops import BaseLoop

@@ -15,11 +15,20 @@ if TYPE_CHECKING:
 
 
 def _all(schedulers: Any) -> Iterable[Any]:
+    """Every scheduler of ``runner.param_schedulers``: a list, or a dict of lists (one per
+    optimizer wrapper of an ``OptimWrapperDict``)."""
     if schedulers is None:
         return []
-    if isinstance(schedulers, dict):
+    if isinstance(schedulers, (list, tuple)):
+        return list(schedulers)
+    if isinstance(schedulers, dict) and all(
+        isinstance(group, (list, tuple)) for group in schedulers.values()
+    ):
         return [s for group in schedulers.values() for s in group]
-    return list(schedulers)
+    raise TypeError(
+        "runner.param_schedulers should be list of ParamScheduler or a dict containing list "
+        f"of ParamScheduler, got {type(schedulers).__name__}"
+    )
 
 
 @HOOKS.register_module()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,27 @@ if TYPE_CHECKING:
     from ..contracts import RunnerProtocol
 
 _TRACE_TYPES = ("log_trace", "tb_trace")
+
+
+def _check_schedule(schedule: Mapping[str, Any]) -> None:
+    """Build ``torch.profiler.schedule(**schedule)`` once, so a wrong one fails early."""
+    import torch.profiler as tp
+
+    try:
+        tp.schedule(**schedule)
+    except TypeError as exc:
+        raise TypeError(
+            f"ProfilerHook.schedule {dict(schedule)!r} is not valid for "
+            f"torch.profiler.schedule (it takes wait, warmup, active, repeat, skip_first; "
+            f"wait, warmup and active are required): {exc}"
+        ) from exc
+
+
+def check_kineto() -> bool:
+    """Whether this PyTorch build can profile with Kineto (what ``ProfilerHook`` needs)."""
+    import torch
+
+    return bool(getattr(torch.autograd, "kineto_available", lambda: False)())
 
 
 @HOOKS.register_module()
@@ -65,13 +87,13 @@ class ProfilerHook(Hook):
                 raise TypeError(f"ProfilerHook.{name} must be a bool, got {value!r}")
         if not isinstance(profile_times, int) or profile_times < 1:
             raise ValueError(f"ProfilerHook.profile_times must be >= 1, got {profile_times!r}")
-        if not (activity_with_cpu or activity_with_cuda):
-            raise ValueError("ProfilerHook: enable activity_with_cpu or activity_with_cuda")
         if schedule is not None and not isinstance(schedule, Mapping):
             raise TypeError(
                 "ProfilerHook.schedule must be a dict of torch.profiler.schedule arguments, "
                 f"e.g. dict(wait=1, warmup=1, active=2); got {type(schedule).__name__}"
             )
+        if schedule is not None:
+            _check_schedule(schedule)
         if isinstance(on_trace_ready, Mapping):
             kind = on_trace_ready.get("type")
             if kind not in _TRACE_TYPES:
@@ -99,10 +121,26 @@ class ProfilerHook(Hook):
         self.json_trace_path = json_trace_path
         self.profiler: Any = None
         self.trace_path: str | None = None
-        self._done = 0
-        self._finished = False
+        self._first = 0  # the epoch/iteration at which profiling started
+        self._closed = False  # the window has closed (the profiler is kept, for its results)
 
     # ------------------------------------------------------------ building
+    def _parse_trace_config(self, runner: RunnerProtocol) -> Callable[..., Any] | None:
+        """The profiler's ``on_trace_ready`` callable for ``self.on_trace_ready`` (checked
+        again: it may have been replaced after construction)."""
+        spec = self.on_trace_ready
+        if isinstance(spec, Mapping) and spec.get("type") not in _TRACE_TYPES:
+            raise ValueError(
+                f"ProfilerHook.on_trace_ready type must be 'log_trace' or 'tb_trace', got "
+                f"{spec.get('type')!r}"
+            )
+        if spec is not None and not isinstance(spec, Mapping) and not callable(spec):
+            raise ValueError(
+                "ProfilerHook.on_trace_ready must be a callable, a dict with type 'log_trace' "
+                f"or 'tb_trace', or None; got {type(spec).__name__}"
+            )
+        return self._trace_handler(runner)
+
     def _trace_handler(self, runner: RunnerProtocol) -> Callable[..., Any] | None:
         spec = self.on_trace_ready
         if spec is None or callable(spec):
@@ -125,17 +163,36 @@ class ProfilerHook(Hook):
 
     def _output_path(self, runner: RunnerProtocol) -> str | None:
         path = self.json_trace_path
+        if path is not None and os.path.isabs(path):
+            return path
+        log_dir = getattr(runner, "log_dir", None)
+        if not isinstance(log_dir, str):
+            return None  # a runner without a log directory gets no default trace
         if path is None:
             if self.on_trace_ready is not None:
                 return None
-            suffix = f"_rank{runner.rank}" if runner.world_size > 1 else ""
-            path = f"profiler_trace{suffix}.json"
-        return path if os.path.isabs(path) else os.path.join(runner.log_dir, path)
+            world_size = getattr(runner, "world_size", 1)
+            multi = isinstance(world_size, int) and world_size > 1
+            path = f"profiler_trace_rank{runner.rank}.json" if multi else "profiler_trace.json"
+        return os.path.join(log_dir, path)
 
     # -------------------------------------------------------------- stages
+    def before_run(self, runner: RunnerProtocol) -> None:
+        """Start profiling (once per hook), as mmengine's hook does."""
+        self._start(runner)
+
     def before_train(self, runner: RunnerProtocol) -> None:
-        """Start profiling (once per hook)."""
-        if self.profiler is not None or self._finished:
+        """Start profiling if :meth:`before_run` did not (once per hook); the window counts
+        from here (a resumed run's position is known only now)."""
+        self._start(runner)
+        self._first = self._position(runner)
+
+    def _position(self, runner: RunnerProtocol) -> int:
+        position = runner.epoch if self.by_epoch else runner.iter
+        return position if isinstance(position, int) else 0
+
+    def _start(self, runner: RunnerProtocol) -> None:
+        if self.profiler is not None or self._closed:
             return
         import torch.profiler as tp
 
@@ -146,11 +203,12 @@ class ProfilerHook(Hook):
             activities.append(tp.ProfilerActivity.CPU)
         if self.activity_with_cuda:
             activities.append(tp.ProfilerActivity.CUDA)
-        self.trace_path = self._output_path(runner)
+        self._first = self._position(runner)
         self.profiler = tp.profile(
-            activities=activities,
+            # none chosen: torch's default (the CPU, and CUDA where there is one)
+            activities=activities or None,
             schedule=tp.schedule(**self.schedule) if self.schedule is not None else None,
-            on_trace_ready=self._trace_handler(runner),
+            on_trace_ready=self._parse_trace_config(runner),
             record_shapes=self.record_shapes,
             profile_memory=self.profile_memory,
             with_stack=self.with_stack,
@@ -164,31 +222,37 @@ class ProfilerHook(Hook):
         self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
         """Step the profiler; close it after the last profiled iteration."""
-        if self.profiler is None:
+        if self.profiler is None or self._closed:
             return
         self.profiler.step()
-        if not self.by_epoch:
-            self._done += 1
-            if self._done >= self.profile_times:
-                self._stop(runner)
+        if not self.by_epoch and runner.iter + 1 - self._first >= self.profile_times:
+            self._export_chrome_trace(runner)
 
     def after_train_epoch(self, runner: RunnerProtocol) -> None:
         """Close the profiler after the last profiled epoch."""
-        if self.profiler is None or not self.by_epoch:
+        if self.profiler is None or self._closed or not self.by_epoch:
             return
-        self._done += 1
-        if self._done >= self.profile_times:
-            self._stop(runner)
+        if runner.epoch + 1 - self._first >= self.profile_times:
+            self._export_chrome_trace(runner)
 
     def after_train(self, runner: RunnerProtocol) -> None:
         """Close the profiler when training ends inside the window."""
-        if self.profiler is not None:
-            self._stop(runner)
+        if self.profiler is not None and not self._closed:
+            self._export_chrome_trace(runner)
 
-    def _stop(self, runner: RunnerProtocol) -> None:
-        profiler, self.profiler = self.profiler, None
-        self._finished = True
+    def after_run(self, runner: RunnerProtocol) -> None:
+        """Close the profiler of a run that did not train (``runner.val()``/``test()``)."""
+        if self.profiler is not None and not self._closed:
+            self._export_chrome_trace(runner)
+
+    def _export_chrome_trace(self, runner: RunnerProtocol) -> None:
+        """Close the profiling window and write its Chrome trace where it belongs."""
+        profiler = self.profiler
+        self._closed = True
+        if profiler is None:
+            return
         profiler.__exit__(None, None, None)
+        self.trace_path = self._output_path(runner)
         if self.trace_path is None:
             return
         if getattr(profiler, "profiler", None) is None:
@@ -201,6 +265,77 @@ class ProfilerHook(Hook):
         os.makedirs(os.path.dirname(self.trace_path) or ".", exist_ok=True)
         profiler.export_chrome_trace(self.trace_path)
         runner.logger.info(f"ProfilerHook: Chrome trace written to {self.trace_path}")
+
+
+@HOOKS.register_module()
+class NPUProfilerHook(Hook):
+    """Profile iterations ``[begin, end)`` of training on an Ascend NPU (``torch_npu``).
+
+    The optional ``torch_npu`` package records the device time of every operator into
+    ``result_path`` (analysed with Ascend's ``msprof``); building the hook without it is
+    an ``ImportError``. With ``exit_after_profiling`` the process exits once the window
+    closes, as mmengine's hook does.
+    """
+
+    priority = "VERY_LOW"
+
+    def __init__(
+        self,
+        *,
+        begin: int = 0,
+        end: int = 1,
+        result_path: str = "cann_profiling",
+        exit_after_profiling: bool = True,
+        use_e2e_profiler: bool = False,
+        ge_profiling_to_std_out: bool = False,
+    ) -> None:
+        try:
+            import torch_npu
+        except ImportError as exc:
+            raise ImportError(
+                "NPUProfilerHook needs the torch_npu package (PyTorch for Ascend NPUs), which "
+                "is not installed; use ProfilerHook on other devices"
+            ) from exc
+        if begin >= end:
+            raise ValueError(
+                f"NPUProfilerHook: begin ({begin}) must be smaller than end ({end}), the "
+                "iteration after the last profiled one"
+            )
+        self.begin = begin
+        self.end = end
+        self.result_path = result_path
+        self.exit_after_profiling = exit_after_profiling
+        if ge_profiling_to_std_out:
+            os.environ["GE_PROFILING_TO_STD_OUT"] = "1"
+        os.makedirs(result_path, exist_ok=True)
+        self.profiler = torch_npu.npu.profile(result_path, use_e2e_profiler=use_e2e_profiler)
+
+    def before_run(self, runner: RunnerProtocol) -> None:
+        """Check that the window ends within training."""
+        if runner.rank == 0 and self.end > runner.max_iters:
+            raise ValueError(
+                f"NPUProfilerHook: end ({self.end}) is after the last iteration "
+                f"(max_iters={runner.max_iters})"
+            )
+
+    def before_train_iter(
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None
+    ) -> None:
+        """Open the profiler at iteration ``begin`` (rank 0)."""
+        if runner.rank == 0 and runner.iter == self.begin:
+            self.profiler.__enter__()
+            runner.logger.info("NPUProfilerHook: profiling started")
+
+    def after_train_iter(
+        self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
+    ) -> None:
+        """Close the profiler after iteration ``end - 1`` (rank 0), then exit if asked."""
+        if runner.rank != 0 or runner.iter != self.end - 1:
+            return
+        runner.logger.info("NPUProfilerHook: saving the profile may take a few minutes")
+        self.profiler.__exit__(None, None, None)
+        if self.exit_after_profiling:
+            sys.exit()
 
 
 # building it only checks and stores its arguments: `cadence check` builds one

@@ -38,6 +38,8 @@ LAZY_EXPORTS: dict[str, str] = {
     "bias_init_with_prob": ".weight_init",
     "initialize": ".weight_init",
     "is_model_wrapper": ".wrappers",
+    "MMDistributedDataParallel": ".wrappers.distributed",
+    "MMSeparateDistributedDataParallel": ".wrappers.separate_distributed",
     "caffe2_xavier_init": ".init_functions",
     "constant_init": ".init_functions",
     "kaiming_init": ".init_functions",
@@ -56,7 +58,7 @@ __all__ = [
     "build_data_preprocessor", "initialize", "parse_losses", "stack_batch",
     "ModuleDict", "ModuleList", "Sequential", "convert_sync_batchnorm", "detect_anomalous_params",
     "is_model_wrapper", "merge_dict", "revert_sync_batchnorm",
-    "BaseTTAModel",
+    "BaseTTAModel", "MMDistributedDataParallel", "MMSeparateDistributedDataParallel",
     "caffe2_xavier_init", "constant_init", "kaiming_init", "normal_init", "trunc_normal_init",
     "uniform_init", "xavier_init",
 ]  # fmt: skip

@@ -9,7 +9,7 @@ one update is a single fused ``torch._foreach_lerp_`` over every tensor.
 from __future__ import annotations
 
 import copy
-import warnings
+import logging
 import weakref
 from abc import ABCMeta, abstractmethod
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from ..logging import print_log
 from ..registry import MODELS
 
 _Where = tuple[dict[str, Any], str]  # (the owner's _parameters or _buffers dict, name)
@@ -50,6 +51,11 @@ def _slots(model: nn.Module, params: bool, buffers: str) -> dict[str, _Where]:
 
 def _on_devices(source: list[Tensor], targets: list[Tensor]) -> list[Tensor]:
     return [s if s.device == t.device else s.to(t.device) for s, t in zip(source, targets)]
+
+
+class AveragingArgumentError(ValueError, AssertionError):
+    """An averaging argument mmengine rejects with ``assert`` (a ``ValueError``, and an
+    ``AssertionError`` for code written against mmengine)."""
 
 
 class _Plan:
@@ -228,12 +234,13 @@ class ExponentialMovingAverage(_LerpAveragedModel):
     ) -> None:
         super().__init__(model, interval, device, update_buffers)
         if not 0.0 < momentum < 1.0:
-            raise ValueError(f"momentum must be in (0, 1), got {momentum}")
+            raise AveragingArgumentError(f"momentum must be in range (0, 1), got {momentum}")
         if momentum > 0.5:
-            warnings.warn(
+            print_log(
                 f"EMA momentum {momentum} is the weight of the new value and is usually small "
                 "(e.g. 0.0002); a large value makes the average follow the model closely",
-                stacklevel=2,
+                logger="current",
+                level=logging.WARNING,
             )
         self.momentum = momentum
 
@@ -257,7 +264,7 @@ class MomentumAnnealingEMA(ExponentialMovingAverage):
     ) -> None:
         super().__init__(model, momentum, interval, device, update_buffers)
         if gamma <= 0:
-            raise ValueError(f"gamma must be positive, got {gamma}")
+            raise AveragingArgumentError(f"gamma must be greater than 0, got {gamma}")
         self.gamma = gamma
 
     def lerp_weight(self, steps: int) -> float:

@@ -203,7 +203,7 @@ def build_data_preprocessor(cfg: dict[str, Any] | nn.Module | None) -> nn.Module
         default = {"type": "BaseDataPreprocessor"}
         return MODELS.build(cfg, default_args=default)
     raise TypeError(
-        f"data_preprocessor must be a dict config, an nn.Module or None, got {type(cfg).__name__}"
+        f"data_preprocessor should be a dict config, an nn.Module or None, got {type(cfg).__name__}"
     )
 
 

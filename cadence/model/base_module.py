@@ -17,6 +17,7 @@ from torch import nn
 
 from ..logging import print_log
 from .weight_init import initialize
+from .wrappers import is_model_wrapper
 
 #: ``init_cfg``: one initializer config, a list of them, or None.
 InitCfg = dict[str, Any] | list[dict[str, Any]] | None
@@ -75,8 +76,11 @@ class BaseModule(nn.Module, metaclass=ABCMeta):
             )
             initialize(self, others)
         for child in self.children():
-            child_init = getattr(child, "init_weights", None)
-            if callable(child_init) and not getattr(child, "is_init", False):
+            target: Any = child
+            if is_model_wrapper(child) and not hasattr(child, "init_weights"):
+                target = child.module  # e.g. a DDP-wrapped sub-model: initialise what it wraps
+            child_init = getattr(target, "init_weights", None)
+            if callable(child_init) and not getattr(target, "is_init", False):
                 child_init()
         if pretrained:
             initialize(self, pretrained)

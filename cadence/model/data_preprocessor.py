@@ -125,6 +125,11 @@ def _rebuild_mapping(original: Mapping[Any, Any], moved: dict[Any, Any]) -> Any:
         return moved
 
 
+class PreprocessorArgumentError(ValueError, AssertionError):
+    """An argument or input ``ImgDataPreprocessor`` rejects where mmengine's ``assert``
+    does (a ``ValueError``, and an ``AssertionError`` for code written against mmengine)."""
+
+
 @MODELS.register_module()
 class ImgDataPreprocessor(BaseDataPreprocessor):
     """Moves, channel-flips, normalises and pads images into one ``(N, C, H, W)`` batch.
@@ -159,17 +164,22 @@ class ImgDataPreprocessor(BaseDataPreprocessor):
     ) -> None:
         super().__init__(non_blocking)
         if bgr_to_rgb and rgb_to_bgr:
-            raise ValueError("set at most one of bgr_to_rgb and rgb_to_bgr")
+            raise PreprocessorArgumentError(
+                "set at most one of bgr_to_rgb and rgb_to_bgr (`bgr2rgb` and `rgb2bgr` "
+                "cannot be set to True at the same time)"
+            )
         if (mean is None) != (std is None):
-            raise ValueError("give both mean and std, or neither")
+            raise PreprocessorArgumentError(
+                "give both mean and std, or neither (mean and std should be both None or tuple)"
+            )
         if not isinstance(pad_size_divisor, int) or pad_size_divisor < 1:
             raise ValueError(f"pad_size_divisor must be a positive int, got {pad_size_divisor!r}")
         self._enable_normalize = mean is not None
         if mean is not None and std is not None:
             for label, values in (("mean", mean), ("std", std)):
                 if len(values) not in (1, 3):
-                    raise ValueError(
-                        f"{label} must have 1 value (gray) or 3 (RGB), got {len(values)}"
+                    raise PreprocessorArgumentError(
+                        f"`{label}` should have 1 value (gray) or 3 (RGB), got {len(values)}"
                     )
             self.register_buffer(
                 "mean", torch.tensor(mean, dtype=torch.float32).view(-1, 1, 1), False
@@ -185,7 +195,8 @@ class ImgDataPreprocessor(BaseDataPreprocessor):
         if self._channel_conversion and channels != 3:
             raise ValueError(f"bgr_to_rgb/rgb_to_bgr need 3-channel images, got shape {shape}")
         if self._enable_normalize and self.mean.shape[0] == 3 and channels != 3:
-            raise ValueError(
+            raise PreprocessorArgumentError(
+                "If the mean has 3 values, the input tensor should in shape of (3, H, W): "
                 f"mean/std have 3 values, so images must have 3 channels; got shape {shape}"
             )
 
@@ -232,6 +243,8 @@ class ImgDataPreprocessor(BaseDataPreprocessor):
             images = []
             for image in inputs:
                 if image.dim() != 3:
+                    if self._enable_normalize and self.mean.shape[0] == 3:
+                        self._check_channels(-1, tuple(image.shape))
                     raise ValueError(
                         f"each image in the inputs list must be (C, H, W), got shape "
                         f"{tuple(image.shape)}"

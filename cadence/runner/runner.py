@@ -381,6 +381,12 @@ class Runner(
         assert self._model is not None
         return self._model
 
+    @model.setter
+    def model(self, model: nn.Module) -> None:
+        """Replace the model the loops run (mmengine's ``PrepareTTAHook`` wraps it so
+        before testing)."""
+        self._model = model
+
     @property
     def train_loop(self) -> BaseLoop:
         if self._train_loop is None:

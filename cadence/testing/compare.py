@@ -31,11 +31,16 @@ def assert_allclose(
 ) -> None:
     """Raise ``AssertionError`` unless the two are close (``torch.testing.assert_close``).
 
-    Tensors, numpy arrays and numbers are accepted; dtypes must match.
+    As mmengine's (torch's former ``assert_allclose``): numbers, sequences and numpy
+    arrays are read as tensors, and ``expected`` is compared in ``actual``'s dtype, so
+    ``assert_allclose(torch.tensor(0.0), 0)`` holds.
     """
     kwargs: dict[str, Any] = {"rtol": rtol, "atol": atol, "equal_nan": equal_nan}
     if msg:
         kwargs["msg"] = msg
+    actual = actual if isinstance(actual, torch.Tensor) else torch.as_tensor(actual)
+    expected = expected if isinstance(expected, torch.Tensor) else torch.as_tensor(expected)
+    expected = expected.to(device=actual.device, dtype=actual.dtype)
     torch.testing.assert_close(actual, expected, **kwargs)
 
 

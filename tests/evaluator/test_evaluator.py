@@ -89,8 +89,9 @@ def test_offline_evaluate_in_chunks_with_collated_data():
     }
     assert evaluator.metrics[0].batches == [{"img": [0, 10]}, {"img": [20, 30]}, {"img": [40]}]
     assert evaluator.offline_evaluate(samples[:3]) == {"collect/ids": [0, 1, 2]}
-    with pytest.raises(ValueError, match="same length, got 5 and 4"):
+    with pytest.raises(ValueError, match="same length, got 5 and 4") as caught:
         evaluator.offline_evaluate(samples, data[:4])
+    assert isinstance(caught.value, AssertionError)  # mmengine checks it with assert
     with pytest.raises(ValueError, match="chunk_size must be a positive int"):
         evaluator.offline_evaluate(samples, chunk_size=0)
 

@@ -121,7 +121,9 @@ def test_missing_monitor_warns_or_raises_with_suggestion():
 
 def test_validation_outside_training_is_ignored():
     hook = EarlyStoppingHook(monitor="loss", patience=1)
-    hook.after_val_epoch(StandInRunner(), {"loss": 1.0})  # no training loop touched
+    runner = StandInRunner()
+    hook.before_run(runner)  # runner.val(): a run that does not train
+    hook.after_val_epoch(runner, {"loss": 1.0})  # no training loop touched
     assert hook.wait_count == 0 and hook.best_score == math.inf
 
 
@@ -141,7 +143,9 @@ def test_arguments_are_checked_and_registered():
     with pytest.raises(ValueError, match="'greater' or 'less'"):
         EarlyStoppingHook(monitor="acc", rule="bigger")
     with pytest.raises(ValueError, match="patience"):
-        EarlyStoppingHook(monitor="acc", patience=0)
+        EarlyStoppingHook(monitor="acc", patience=-1)
+    zero = EarlyStoppingHook(monitor="acc", patience=0, min_delta=0.0)
+    assert zero.check(0.5) is None and zero.check(0.4) is not None  # stops at the first miss
     assert EarlyStoppingHook(monitor="f1_score", rule="greater").rule == "greater"
     assert EarlyStoppingHook(monitor="val/mIoU").rule == "greater"
     hook = HOOKS.build(dict(type="EarlyStoppingHook", monitor="loss"))

@@ -18,6 +18,23 @@ def test_implemented_stages_lists_only_overrides():
     assert Hook().implemented_stages() == []
 
 
+class EveryModeIter(Hook):
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int]] = []
+
+    def _after_iter(self, runner, batch_idx, data_batch=None, outputs=None, mode="train"):
+        self.seen.append((mode, batch_idx))
+
+
+def test_an_every_mode_override_runs_at_the_three_stages():
+    hook = EveryModeIter()
+    assert hook.implemented_stages() == ["after_train_iter", "after_val_iter", "after_test_iter"]
+    assert hook.get_triggered_stages() == hook.implemented_stages()
+    hook.after_train_iter(None, 3)
+    hook.after_test_iter(None, 1, {}, {})
+    assert hook.seen == [("train", 3), ("test", 1)]
+
+
 def test_every_n_helpers_count_from_one():
     hook = Hook()
     runner = StandInRunner(epoch=1, iter=9, max_epochs=2, max_iters=10)

@@ -212,9 +212,7 @@ def test_bad_settings_are_explained():
         LoggerHook(interval_exp_name=-1)
 
 
-def test_the_log_file_keeps_every_loss_term_and_timing_and_the_console_every_loss(
-    tmp_path, capsys
-):
+def test_the_log_file_keeps_every_loss_term_and_timing_and_the_console_every_loss(tmp_path, capsys):
     import glob
 
     import mmengine_toy

@@ -42,3 +42,14 @@ def test_no_schedulers_is_fine():
         hook.after_train_iter(runner, 0)
         hook.after_train_epoch(runner)
         hook.after_val_epoch(runner, metrics={"acc": 1.0})
+
+
+def test_schedulers_that_are_not_a_list_or_a_dict_of_lists_are_a_type_error():
+    hook = ParamSchedulerHook()
+    runner = StandInRunner()
+    runner.param_schedulers = object()  # type: ignore[assignment]  # one scheduler, not a list
+    with pytest.raises(TypeError, match="should be list of ParamScheduler or a dict"):
+        hook.after_train_epoch(runner)
+    runner.param_schedulers = {"generator": object()}  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="should be list of ParamScheduler or a dict"):
+        hook.after_train_epoch(runner)

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
+from cadence.evaluator import BaseMetric
 from cadence.hooks import ProfilerHook
 from cadence.registry import HOOKS
 from cadence.runner import Runner
@@ -91,7 +92,42 @@ def test_arguments_are_checked():
         ProfilerHook(on_trace_ready=dict(type="log_trac"))
     with pytest.raises(TypeError, match="schedule"):
         ProfilerHook(schedule=[1, 2])  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="activity"):
-        ProfilerHook(activity_with_cpu=False)
+    with pytest.raises(TypeError, match="schedule"):
+        ProfilerHook(schedule=dict())  # torch.profiler.schedule needs wait, warmup, active
     hook = HOOKS.build(dict(type="ProfilerHook", by_epoch=False, profile_times=4))
     assert isinstance(hook, ProfilerHook) and hook.profile_times == 4
+
+
+def test_no_activity_chosen_profiles_torchs_default(tmp_path):
+    runner = train(tmp_path, epochs=1, activity_with_cpu=False)
+    assert event_counts(os.path.join(runner.log_dir, "profiler_trace.json"))["aten::linear"] == 3
+
+
+class CountMetric(BaseMetric):
+    default_prefix = "count"
+
+    def process(self, data_batch, data_samples):
+        self.results.extend([1] * len(data_samples))
+
+    def compute_metrics(self, results):
+        return {"n": len(results)}
+
+
+def test_a_run_without_training_is_profiled_until_its_end(tmp_path):
+    runner = Runner(
+        model=Reg(),
+        work_dir=str(tmp_path),
+        test_dataloader=DataLoader(TensorDataset(torch.randn(8, 3), torch.randn(8, 1)), 4),
+        test_cfg=dict(),
+        test_evaluator=CountMetric(),
+        custom_hooks=[dict(type="ProfilerHook")],
+        default_hooks=dict(checkpoint=None),
+    )
+    runner.test()
+    assert event_counts(os.path.join(runner.log_dir, "profiler_trace.json"))["aten::linear"] == 2
+
+
+def test_npu_profiler_hook_names_its_missing_package():
+    # torch_npu is absent here: building the hook says what it needs
+    with pytest.raises(ImportError, match="torch_npu"):
+        HOOKS.build(dict(type="NPUProfilerHook"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 import pickle
 
 import pytest
@@ -166,7 +167,7 @@ def test_forward_runs_the_averaged_copy():
     assert torch.equal(ema(x), ema.module(x))
 
 
-def test_registered_and_validated():
+def test_registered_and_validated(current_log):
     model = nn.Linear(2, 1)
     built = MODELS.build(dict(type="ExponentialMovingAverage", model=model, momentum=0.01))
     assert isinstance(built, ExponentialMovingAverage) and built.momentum == 0.01
@@ -178,8 +179,14 @@ def test_registered_and_validated():
         StochasticWeightAverage(model, interval=0)
     with pytest.raises(ValueError, match="gamma"):
         MomentumAnnealingEMA(model, gamma=0)
-    with pytest.warns(UserWarning, match="usually small"):
-        ExponentialMovingAverage(model, momentum=0.9)
+    ExponentialMovingAverage(model, momentum=0.9)
+    # a WARNING of the current logger, as mmengine logs it
+    assert [r.levelno for r in current_log] == [logging.WARNING]
+    assert "usually small" in current_log[0].getMessage()
+    with pytest.raises(AssertionError, match="momentum must be in range"):
+        ExponentialMovingAverage(model, momentum=3)  # also mmengine's type and phrase
+    with pytest.raises(AssertionError, match="gamma must be greater than 0"):
+        MomentumAnnealingEMA(model, gamma=-1)
     with pytest.raises(TypeError):
         BaseAveragedModel(model)  # type: ignore[abstract]
     with pytest.raises(KeyError, match="structure"):

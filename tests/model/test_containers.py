@@ -67,3 +67,20 @@ def test_containers_without_modules_behave_like_torch_ones():
     assert len(blocks) == 1 and list(heads.keys()) == ["a"]
     assert len(list(ModuleList([nn.Linear(1, 1)]).parameters())) == 2
     assert ModuleDict([("b", nn.ReLU())])["b"].__class__ is nn.ReLU
+
+
+def test_init_weights_reaches_a_sub_model_inside_a_wrapper() -> None:
+    class Inner(BaseModule):
+        def __init__(self) -> None:
+            super().__init__(init_cfg=dict(type="Constant", layer="Linear", val=1, bias=2))
+            self.linear = nn.Linear(2, 2)
+
+    class Outer(BaseModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.wrapped = nn.DataParallel(Inner())  # a wrapper has no init_weights itself
+
+    outer = Outer()
+    outer.init_weights()
+    inner = outer.wrapped.module.linear
+    assert bool((inner.weight == 1).all()) and bool((inner.bias == 2).all())

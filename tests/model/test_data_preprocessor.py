@@ -149,3 +149,20 @@ def test_preprocessors_are_registered():
     built = MODELS.build(dict(type="ImgDataPreprocessor", mean=[0, 0, 0], std=[1, 1, 1]))
     assert built.mean.dtype == torch.float32 and built.mean.shape == (3, 1, 1)
     assert "mean" not in built.state_dict()  # non-persistent, like mmengine
+
+
+def test_argument_errors_are_also_assertion_errors_with_mmengines_phrases() -> None:
+    from cadence.model import ImgDataPreprocessor
+
+    cases = [
+        (dict(mean=(1, 2), std=(1, 2, 3)), "`mean` should have"),
+        (dict(mean=(1, 2, 3), std=(1, 2)), "`std` should have"),
+        (dict(bgr_to_rgb=True, rgb_to_bgr=True), "`bgr2rgb` and `rgb2bgr`"),
+        (dict(mean=(1, 2, 3)), "mean and std should be both None"),
+    ]
+    for kwargs, phrase in cases:
+        with pytest.raises(AssertionError, match=phrase):
+            ImgDataPreprocessor(**kwargs)
+    rgb = ImgDataPreprocessor(mean=(127.5,) * 3, std=(127.5,) * 3)
+    with pytest.raises(ValueError, match="If the mean has 3 values"):
+        rgb(dict(inputs=[torch.ones(10, 10)]))  # a gray (H, W) image

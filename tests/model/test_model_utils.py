@@ -118,3 +118,22 @@ def test_convert_sync_batchnorm_replaces_every_batchnorm():
     assert type(again[0]) is BatchNormXd and again[0].weight is weight
     with pytest.raises(ValueError, match='"torch" or "mmcv"'):
         convert_sync_batchnorm(nn.BatchNorm2d(3), implementation="apex")
+
+
+def test_a_child_registry_knows_only_its_own_wrappers() -> None:
+    from cadence.model import is_model_wrapper
+    from cadence.registry import MODEL_WRAPPERS, Registry
+
+    child = Registry("child_wrappers", parent=MODEL_WRAPPERS)
+
+    @child.register_module()
+    class Mine(nn.Module):
+        def __init__(self, module: nn.Module) -> None:
+            super().__init__()
+            self.module = module
+
+    torch_wrapped = nn.DataParallel(nn.Linear(1, 1))
+    assert is_model_wrapper(torch_wrapped)  # the root registry knows torch's wrappers
+    assert not is_model_wrapper(torch_wrapped, registry=child)  # as in mmengine
+    assert is_model_wrapper(Mine(nn.Linear(1, 1)), registry=child)
+    assert is_model_wrapper(Mine(nn.Linear(1, 1)))  # the root sees its children's

@@ -161,4 +161,3 @@ def _inverse_cdf_trunc_normal(w: torch.Tensor, mean: float, std: float, a: float
     with torch.no_grad():
         w.uniform_(2 * cdf[0] - 1, 2 * cdf[1] - 1).erfinv_().mul_(std * math.sqrt(2)).add_(mean)
         w.clamp_(min=a, max=b)
-

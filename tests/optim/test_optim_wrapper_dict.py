@@ -8,7 +8,16 @@ import pytest
 import torch
 from torch import nn
 
-from cadence.optim import AmpOptimWrapper, OptimWrapper, OptimWrapperDict
+from cadence import registry
+from cadence.optim import (
+    OPTIM_WRAPPER_CONSTRUCTORS,
+    OPTIMIZERS,
+    AmpOptimWrapper,
+    OptimWrapper,
+    OptimWrapperDict,
+    build_optim_wrapper,
+)
+from cadence.optim.optimizer.builder import TORCH_OPTIMIZERS
 from cadence.registry import OPTIM_WRAPPERS
 
 
@@ -160,3 +169,26 @@ def test_mixed_wrapper_types_and_repr():
 
 def test_registered_for_configs():
     assert OPTIM_WRAPPERS.get("OptimWrapperDict") is OptimWrapperDict
+
+
+def test_mmengine_phrases_and_types_of_the_dict_errors() -> None:
+    sgd = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
+    with pytest.raises(TypeError, match="`OptimWrapperDict` only accept") as caught:
+        OptimWrapperDict(a=sgd)  # type: ignore[arg-type]
+    assert isinstance(caught.value, AssertionError)
+    with pytest.raises(NotImplementedError, match="`step` should be called"):
+        OptimWrapperDict().step()
+
+
+def test_an_empty_optim_wrapper_config_is_an_assertion_error() -> None:
+    with pytest.raises(ValueError, match="`optim_wrapper_cfg` must contain") as caught:
+        build_optim_wrapper(torch.nn.Linear(1, 1), {})
+    assert isinstance(caught.value, AssertionError)
+
+
+def test_the_registries_and_torch_optimizer_names_are_offered() -> None:
+    assert (
+        OPTIM_WRAPPER_CONSTRUCTORS is registry.OPTIM_WRAPPER_CONSTRUCTORS
+        and OPTIMIZERS.get("SGD") is torch.optim.SGD
+    )
+    assert {"SGD", "Adam", "AdamW", "Optimizer"} <= set(TORCH_OPTIMIZERS)

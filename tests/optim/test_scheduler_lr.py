@@ -301,7 +301,7 @@ def test_window_and_counters() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        (dict(begin=5, end=5), ValueError, "end must be larger than begin"),
+        (dict(begin=5, end=5), ValueError, "end should be larger than begin"),
         (dict(last_step=-2), ValueError, "last_step must be an int >= -1"),
         (dict(start_factor=-0.1), ValueError, "start_factor must be in"),
         (dict(end_factor=1.5), ValueError, "end_factor must be in"),

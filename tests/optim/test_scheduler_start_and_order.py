@@ -75,3 +75,13 @@ def test_a_replaced_step_that_skips_the_original_is_reported() -> None:
     optimizer.step()
     with pytest.warns(UserWarning, match="replacement calls the original"):
         scheduler.step()
+
+
+def test_a_new_scheduler_on_a_stepped_optimizer_still_warns() -> None:
+    optimizer = make_sgd()
+    optimizer.step()  # steps taken before this scheduler existed do not count
+    for group in optimizer.param_groups:
+        group["initial_lr"] = group["lr"]
+    scheduler = StepLR(optimizer, step_size=1, by_epoch=False, last_step=10)
+    with pytest.warns(UserWarning, match="how-to-adjust-learning-rate"):
+        scheduler.step()

@@ -33,6 +33,14 @@ def test_assert_allclose_and_tensor_equal_raise_on_mismatch():
         assert_tensor_equal(torch.arange(3), torch.arange(1, 4))
 
 
+def test_assert_allclose_reads_numbers_as_tensors_in_the_actual_dtype():
+    assert_allclose(torch.tensor(0.0), 0)  # a float tensor and an int, as mmengine's
+    assert_allclose(3, torch.tensor(3.0))
+    assert_allclose(torch.tensor([1.0, 2.0]), [1, 2])
+    with pytest.raises(AssertionError):
+        assert_allclose(torch.tensor(0.0), 1)
+
+
 def test_dict_and_attribute_checks_return_bools():
     data = {"a": 1, "b": torch.tensor([1, 2]), "c": np.array([3.0]), "d": "x"}
     assert assert_dict_contains_subset(data, {"a": 1, "b": torch.tensor([1, 2])}) is True

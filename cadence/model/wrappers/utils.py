@@ -31,13 +31,15 @@ def _registered(registry: Registry) -> tuple[type, ...]:
 def is_model_wrapper(model: nn.Module, registry: Registry = MODEL_WRAPPERS) -> bool:
     """Whether ``model`` is a model wrapper, whose ``.module`` is the wrapped model.
 
-    Wrappers are torch's ``DataParallel``, ``DistributedDataParallel`` and
-    ``FullyShardedDataParallel`` (and subclasses), and every class registered in
-    ``registry`` (``MODEL_WRAPPERS`` and its children: cadence's DDP and DeepSpeed
-    wrappers, and your own). A module sharded in place by FSDP2's ``fully_shard``
-    is the model itself, not a wrapper.
+    Wrappers are every class registered in ``registry`` and in its children (cadence's
+    DDP and DeepSpeed wrappers, and your own) and, when ``registry`` is the root
+    ``MODEL_WRAPPERS`` (where mmengine registers them), torch's ``DataParallel``,
+    ``DistributedDataParallel`` and ``FullyShardedDataParallel`` (and subclasses). A
+    module sharded in place by FSDP2's ``fully_shard`` is the model itself, not a wrapper.
     """
-    return isinstance(model, _torch_wrappers()) or isinstance(model, _registered(registry))
+    if registry is MODEL_WRAPPERS and isinstance(model, _torch_wrappers()):
+        return True
+    return isinstance(model, _registered(registry))
 
 
 def unwrap_model(model: nn.Module) -> nn.Module:

@@ -1,5 +1,6 @@
 """Optimizer wrappers, their constructor, and torch's optimizers by name."""
 
+from ...registry import OPTIM_WRAPPER_CONSTRUCTORS, OPTIMIZERS
 from .amp_optimizer_wrapper import AmpOptimWrapper
 from .base import BaseOptimWrapper
 from .builder import build_optim_wrapper
@@ -16,4 +17,4 @@ __all__ = [
     "OptimWrapper", "OptimWrapperDict", "ParamwiseRules", "build_optim_wrapper",
     "accumulation_pending", "register_torch_lr_schedulers", "register_torch_optimizers",
 ]  # fmt: skip
-__all__ += ["NonFiniteGuard", "NonFiniteStepsError"]
+__all__ += ["NonFiniteGuard", "NonFiniteStepsError", "OPTIM_WRAPPER_CONSTRUCTORS", "OPTIMIZERS"]

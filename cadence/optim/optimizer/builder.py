@@ -9,12 +9,30 @@ from typing import Any
 from torch import nn
 from torch.optim import Optimizer
 
+from ...config.errors import ConfigAssertionError
 from ...model.wrappers.utils import unwrap_model
-from ...registry import OPTIM_WRAPPER_CONSTRUCTORS, OPTIM_WRAPPERS, config_location
+from ...registry import OPTIM_WRAPPER_CONSTRUCTORS, OPTIM_WRAPPERS, OPTIMIZERS, config_location
 from .default_constructor import DefaultOptimWrapperConstructor, resolve_lazy, shallow_copy
 from .nonfinite import add_nonfinite_guard, pop_guard_options
 from .optimizer_wrapper import OptimWrapper
 from .optimizer_wrapper_dict import OptimWrapperDict
+from .torch_registry import (
+    BITSANDBYTES_OPTIMIZERS,
+    DADAPTATION_OPTIMIZERS,
+    LION_OPTIMIZERS,
+    NPU_OPTIMIZERS,
+    SOPHIA_OPTIMIZERS,
+    TORCH_OPTIMIZERS,
+    TRANSFORMERS_OPTIMIZERS,
+)
+
+#: mmengine's ``optim.optimizer.builder`` also offers these names (the registries, and
+#: the lists of registered optimizer names).
+__all__ = [
+    "BITSANDBYTES_OPTIMIZERS", "DADAPTATION_OPTIMIZERS", "LION_OPTIMIZERS", "NPU_OPTIMIZERS",
+    "OPTIMIZERS", "OPTIM_WRAPPER_CONSTRUCTORS", "SOPHIA_OPTIMIZERS", "TORCH_OPTIMIZERS",
+    "TRANSFORMERS_OPTIMIZERS", "build_optim_wrapper",
+]  # fmt: skip
 
 _SINGLE_KEYS = ("type", "optimizer", "constructor")
 
@@ -104,7 +122,10 @@ def build_optim_wrapper(
 
 def _build_wrapper_dict(model: nn.Module, cfg: Mapping[str, Any], path: str) -> OptimWrapperDict:
     if not cfg:
-        raise ValueError(f"{path} is empty; give it optimizer=dict(type=..., lr=...)")
+        raise ConfigAssertionError(
+            f"{path} is empty: `optim_wrapper_cfg` must contain 'optimizer', 'type' or "
+            "'constructor' (give it optimizer=dict(type=..., lr=...))"
+        )
     owner = unwrap_model(model)  # DDP & co., not a model's own .module
     wrappers: dict[str, OptimWrapper] = {}
     for name, sub_cfg in cfg.items():

@@ -20,9 +20,15 @@ _PER_WRAPPER_ATTRS = frozenset(
 
 def _per_wrapper(method: str) -> NoReturn:
     raise NotImplementedError(
-        f"OptimWrapperDict cannot tell which optimizer `{method}` is meant for; call it on "
-        f"one wrapper instead, e.g. optim_wrapper['generator'].{method}(...)"
+        f"OptimWrapperDict cannot tell which optimizer `{method}` is meant for: `{method}` "
+        f"should be called by each optimizer wrapper separately, e.g. "
+        f"optim_wrapper['generator'].{method}(...)"
     )
+
+
+class OptimWrapperDictTypeError(TypeError, AssertionError):
+    """A value of an :class:`OptimWrapperDict` that is not an optimizer wrapper (a
+    ``TypeError``, and an ``AssertionError`` as mmengine's check is an ``assert``)."""
 
 
 @OPTIM_WRAPPERS.register_module()
@@ -38,9 +44,10 @@ class OptimWrapperDict(OptimWrapper):
     def __init__(self, **optim_wrappers: OptimWrapper) -> None:
         for name, wrapper in optim_wrappers.items():
             if not isinstance(wrapper, OptimWrapper):
-                raise TypeError(
+                raise OptimWrapperDictTypeError(
                     f"OptimWrapperDict values must be OptimWrapper instances, got "
-                    f"{name}={type(wrapper).__name__}"
+                    f"{name}={type(wrapper).__name__} (`OptimWrapperDict` only accept "
+                    "OptimWrapper instances)"
                 )
         self.optim_wrappers: dict[str, OptimWrapper] = dict(optim_wrappers)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Mapping
 from numbers import Real
@@ -9,6 +10,7 @@ from typing import Any, ClassVar
 
 from torch import nn
 
+from ...logging import print_log
 from ...utils import did_you_mean
 
 NORM_LAYERS = (
@@ -131,16 +133,17 @@ class ParamwiseRules:
             full_name = f"{prefix}.{name}" if prefix else name
             if id(param) in added:
                 if self.bypass_duplicate:
-                    warnings.warn(
+                    print_log(
                         f"{full_name} is a parameter already given to the optimizer; skipped "
                         "because bypass_duplicate=True",
-                        stacklevel=2,
+                        logger="current",
+                        level=logging.WARNING,
                     )
                     continue
                 raise ValueError(
                     f"parameter {full_name} is shared with a module seen earlier, so it would be "
                     f"in two param groups; set {self.key_path}.bypass_duplicate=True to skip "
-                    "the repeats"
+                    "the repeats (some parameters appear in more than one parameter group)"
                 )
             if not param.requires_grad:
                 continue

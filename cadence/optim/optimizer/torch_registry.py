@@ -67,6 +67,23 @@ def register_torch_lr_schedulers() -> list[str]:
 register_torch_optimizers()
 register_torch_lr_schedulers()
 
+#: The names of torch.optim's optimizer classes, as mmengine lists them (with the base
+#: ``Optimizer``, which is not registered: it builds nothing useful).
+TORCH_OPTIMIZERS: list[str] = sorted(
+    name
+    for name, obj in vars(torch.optim).items()
+    if inspect.isclass(obj) and issubclass(obj, torch.optim.Optimizer)
+)
+#: mmengine registers the optimizers of these optional packages when they are installed;
+#: cadence does not import them: name one by its import path instead
+#: (``dict(type='dadaptation.DAdaptAdam', ...)``), so these lists stay empty.
+DADAPTATION_OPTIMIZERS: list[str] = []
+LION_OPTIMIZERS: list[str] = []
+SOPHIA_OPTIMIZERS: list[str] = []
+BITSANDBYTES_OPTIMIZERS: list[str] = []
+TRANSFORMERS_OPTIMIZERS: list[str] = []
+NPU_OPTIMIZERS: list[str] = []
+
 
 def stand_in_parameters() -> dict[str, Any]:
     """What an optimizer is built over when ``cadence check`` runs its validation: one

@@ -30,6 +30,17 @@ OptimizerLike = Any
 
 _logger = logging.getLogger("cadence.optim.scheduler")
 
+#: torch's explanation of the order of ``optimizer.step()`` and ``scheduler.step()``.
+_ORDER_DOC = "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate"
+
+
+class SchedulerAssertionError(ValueError, AssertionError):
+    """A scheduler argument rejected by a check that mmengine makes with ``assert``.
+
+    It is a ``ValueError`` (a wrong value) and also an ``AssertionError``, so
+    ``except AssertionError`` written against mmengine still catches it.
+    """
+
 
 def raw_optimizer(optimizer: OptimizerLike) -> Any:
     """Return the torch optimizer inside ``optimizer`` (itself when it is one)."""
@@ -40,7 +51,8 @@ def raw_optimizer(optimizer: OptimizerLike) -> Any:
         return inner
     raise TypeError(
         "a parameter scheduler needs a torch.optim.Optimizer or an optimizer wrapper whose "
-        f".optimizer is one, got {type(optimizer).__name__}"
+        f".optimizer is one, got {type(optimizer).__name__} (the optimizer should be an "
+        "Optimizer or an OptimWrapper)"
     )
 
 
@@ -62,7 +74,8 @@ def param_groups_owner(optimizer: OptimizerLike) -> Any:
 
 
 #: Attribute a torch optimizer gets: how many times its ``step`` has run since a scheduler
-#: was attached (counted by a step post-hook, so ``optimizer.step`` itself is not replaced).
+#: was last attached (counted by a step post-hook, so ``optimizer.step`` itself is not
+#: replaced; each new scheduler restarts the count, as mmengine's does).
 _STEP_COUNT = "_cadence_steps_taken"
 
 
@@ -71,16 +84,18 @@ def _count_step(optimizer: Any, args: Any, kwargs: Any) -> None:
 
 
 def count_optimizer_steps(optimizer: Any) -> None:
-    """Make the torch optimizer inside ``optimizer`` count its steps (once per optimizer)."""
+    """Make the torch optimizer inside ``optimizer`` count its steps from 0 again (the
+    post-hook is registered once per optimizer)."""
     try:
         inner = raw_optimizer(optimizer)
     except TypeError:
         return
     register = getattr(inner, "register_step_post_hook", None)
-    if register is None or hasattr(inner, _STEP_COUNT):
+    if register is None:
         return
+    if not hasattr(inner, _STEP_COUNT):
+        register(_count_step)
     setattr(inner, _STEP_COUNT, 0)
-    register(_count_step)
 
 
 def _stepped_before(optimizer: Any) -> bool:
@@ -158,9 +173,13 @@ class _ParamScheduler:
         if not isinstance(param_name, str):
             raise TypeError(f"{name}: param_name must be a str, got {type(param_name).__name__}")
         if end <= begin:
-            raise ValueError(f"{name}: end must be larger than begin, got begin={begin}, end={end}")
+            raise ValueError(
+                f"{name}: end should be larger than begin, got begin={begin}, end={end}"
+            )
         if isinstance(last_step, bool) or not isinstance(last_step, int) or last_step < -1:
-            raise ValueError(f"{name}: last_step must be an int >= -1, got {last_step!r}")
+            raise SchedulerAssertionError(
+                f"{name}: last_step must be an int >= -1, got {last_step!r}"
+            )
         initial = f"initial_{param_name}"
         groups = self._owner.param_groups
         for index, group in enumerate(groups):
@@ -174,8 +193,9 @@ class _ParamScheduler:
                 group.setdefault(initial, group[param_name])
             elif initial not in group:
                 raise KeyError(
-                    f"{name}: resuming with last_step={last_step} needs '{initial}' in "
-                    f"param_groups[{index}] (load the optimizer state first)"
+                    f"{name}: param '{initial}' is not specified in param_groups[{index}]; "
+                    f"resuming with last_step={last_step} needs it (load the optimizer "
+                    "state first)"
                 )
         self.param_name = param_name
         self.begin = begin
@@ -198,15 +218,15 @@ class _ParamScheduler:
         """Advance one step; inside ``[begin, end)`` write the new values.
 
         Warns (as torch and mmengine do) when the first step after construction
-        comes before any ``optimizer.step()``: the first value of the schedule
-        would then be skipped.
+        comes before any ``optimizer.step()`` since construction: the first value
+        of the schedule would then be skipped.
         """
         if self._global_step == 0 and not _stepped_before(self.optimizer):
             warnings.warn(
                 f"{type(self).__name__}.step() was called before optimizer.step(): call "
                 "optimizer.step() first, then scheduler.step(), or the first value of the "
                 "schedule is skipped (if optimizer.step was replaced after the scheduler was "
-                "built, make sure the replacement calls the original)",
+                f"built, make sure the replacement calls the original); see {_ORDER_DOC}",
                 UserWarning,
                 stacklevel=2,
             )
@@ -310,7 +330,7 @@ class _ParamScheduler:
                 "converted to iteration-based"
             )
         if epoch_length is None or epoch_length <= 0:
-            raise ValueError(
+            raise SchedulerAssertionError(
                 f"{cls.__name__}: epoch_length must be a positive number of iterations per "
                 f"epoch to convert to iteration-based, got {epoch_length!r}"
             )

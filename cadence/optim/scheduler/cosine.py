@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...registry import PARAM_SCHEDULERS
-from .base import INF, OptimizerLike, _ParamScheduler, check_sequence
+from .base import INF, OptimizerLike, SchedulerAssertionError, _ParamScheduler, check_sequence
 
 
 def _eta_min_pair(owner: str, eta_min: float | None, eta_min_ratio: float | None) -> None:
     if eta_min is not None and eta_min_ratio is not None:
-        raise ValueError(
+        raise SchedulerAssertionError(
             f"{owner}: give either eta_min or eta_min_ratio, not both "
             f"(got eta_min={eta_min}, eta_min_ratio={eta_min_ratio})"
         )
@@ -124,11 +124,11 @@ class CosineRestartParamScheduler(_EtaMinMixin, _ParamScheduler):
         name = type(self).__name__
         _eta_min_pair(name, eta_min, eta_min_ratio)
         if eta_min is None and eta_min_ratio is None:
-            raise ValueError(f"{name}: one of eta_min or eta_min_ratio is required")
+            raise SchedulerAssertionError(f"{name}: one of eta_min or eta_min_ratio is required")
         self.periods = check_sequence(name, "periods", periods)
         self.restart_weights = check_sequence(name, "restart_weights", restart_weights)
         if len(self.periods) != len(self.restart_weights):
-            raise ValueError(
+            raise SchedulerAssertionError(
                 f"{name}: periods and restart_weights must have the same length, got "
                 f"{len(self.periods)} periods and {len(self.restart_weights)} weights"
             )

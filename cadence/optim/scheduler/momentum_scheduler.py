@@ -33,7 +33,8 @@ class MomentumSchedulerMixin(_FixedParamScheduler):
             if "betas" not in defaults:
                 raise ValueError(
                     f"{type(self).__name__} needs an optimizer with 'momentum' (e.g. SGD) or "
-                    f"'betas' (e.g. Adam); {type(raw_optimizer(optimizer)).__name__} has neither"
+                    f"'betas' (e.g. Adam); {type(raw_optimizer(optimizer)).__name__} has neither "
+                    "(the optimizer must support momentum when using momentum scheduler)"
                 )
             self.use_betas = True
             for group in param_groups_owner(optimizer).param_groups:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...registry import PARAM_SCHEDULERS
 from ...utils import did_you_mean
-from .base import INF, OptimizerLike, _ParamScheduler, raw_optimizer
+from .base import INF, OptimizerLike, SchedulerAssertionError, _ParamScheduler, raw_optimizer
 
 _RULES = ("less", "greater")
 _THRESHOLD_RULES = ("rel", "abs")
@@ -57,7 +57,9 @@ class ReduceOnPlateauParamScheduler(_ParamScheduler):
     ) -> None:
         name = type(self).__name__
         if not by_epoch:
-            raise ValueError(f"{name} only supports by_epoch=True (it steps after validation)")
+            raise SchedulerAssertionError(
+                f"{name} only supports by_epoch=True (it steps after validation)"
+            )
         if factor >= 1.0:
             raise ValueError(f"{name}: factor must be < 1.0, got {factor}")
         if rule not in _RULES:
