@@ -427,6 +427,11 @@ class IterBasedTrainLoop(_TrainLoop):
     def max_epochs(self) -> int:
         return 1
 
+    @property
+    def dataloader_iterator(self) -> EndlessIterator | None:
+        """The endless batches of the running loop (None before training starts)."""
+        return self._endless
+
     def set_length(self, max_epochs: int | None = None, max_iters: int | None = None) -> None:
         """Train for ``max_iters`` iterations (the loop has no epochs to set)."""
         if max_epochs is not None:
