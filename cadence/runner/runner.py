@@ -119,7 +119,7 @@ class Runner(
             unset = [k for k in keys if given[k] is None]
             if unset and len(unset) != len(keys):
                 raise ValueError(
-                    f"{', '.join(keys)} must be all set or all None to {mode}; "
+                    f"{', '.join(keys)} should be either all None or not None to {mode}; "
                     f"missing: {', '.join(unset)}"
                 )
         from ..config import Config  # here, not at import: the config package is not light
@@ -243,7 +243,8 @@ class Runner(
         loop_cfg = self._given[_TRIPLES[mode][1]]
         if loop_cfg is None:
             raise RuntimeError(
-                f"cannot {mode}: set {', '.join(_TRIPLES[mode])} in the config to {mode}"
+                f"cannot {mode}: {', '.join(_TRIPLES[mode])} should not be None; set them in "
+                f"the config to {mode}"
             )
         return getattr(self, f"build_{mode}_loop")(loop_cfg)
 
