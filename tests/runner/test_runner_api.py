@@ -217,6 +217,24 @@ def test_build_reporting_parts(tmp_path):
     logger = runner.build_logger(log_level="DEBUG", log_file=str(log_file), name="extra_logger")
     logger.debug("hello")
     assert logger.name == "extra_logger" and "hello" in log_file.read_text()
+    with pytest.raises(TypeError, match="visualizer should be"):  # mmengine's phrase
+        runner.build_visualizer("invalid")
+
+
+def test_a_scheduler_without_an_optimizer_wrapper_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="param_scheduler should be None when optim_wrapper"):
+        Runner(model=ToyClassifier(), work_dir=str(tmp_path),
+               param_scheduler=dict(type="MultiStepLR", milestones=[1]))  # fmt: skip
+
+
+def test_hooks_list_can_be_replaced_and_a_priority_argument_beats_the_config(tmp_path):
+    runner = Runner(model=ToyClassifier(), work_dir=str(tmp_path))
+    runner._hooks = []  # mmengine's tests start over this way
+    assert runner.hooks == []
+    runner.register_hook(dict(type="IterTimerHook", priority="LOW"), priority="VERY_LOW")
+    assert [h.priority for h in runner._hooks] == [90]
+    with pytest.raises(TypeError, match="hook should be an instance of Hook or dict"):
+        runner.register_hook(["string"])
 
 
 def test_setup_env_and_set_randomness(tmp_path):
