@@ -15,7 +15,6 @@ own ``append`` (no Python frame per value); the buffer then trims on read and on
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from numbers import Integral, Real
@@ -288,10 +287,18 @@ class HistoryBuffer:
         return self._values[-size:], self._counts_of(size)
 
     def mean(self, window_size: int | None = None) -> float:
-        """Sum of the last ``window_size`` values over the sum of their counts (all if None)."""
+        """Sum of the last ``window_size`` values over the sum of their counts (all if None).
+
+        Summed as numpy sums float64 arrays, as mmengine's buffer does, so a logged mean
+        is mmengine's to the last bit.
+        """
+        import numpy as np
+
         values, counts = self._window(window_size)
-        total = sum(counts)
-        return math.fsum(values) / total if total else float("nan")
+        total = float(np.asarray(counts, dtype=np.float64).sum())
+        if not total:
+            return float("nan")
+        return float(np.asarray(values, dtype=np.float64).sum() / total)
 
     def max(self, window_size: int | None = None) -> Any:
         """The largest of the last ``window_size`` values (all if None)."""
