@@ -71,11 +71,27 @@ class HooksMixin:
             self.register_custom_hooks(custom_hooks)
 
     def get_hooks_info(self) -> str:
-        """For each stage, the hooks that run there in order, with their priorities."""
-        return self._hook_manager.describe()
+        """mmengine's listing: for each stage, its hooks in order as
+        ``(PRIORITY) ClassName`` (the priority's name when it has one)."""
+        from ..hooks import Hook, Priority
+
+        blocks = []
+        for stage in Hook.stages:
+            lines = []
+            for hook in self.hooks:
+                if stage in hook.implemented_stages():
+                    try:
+                        priority: str | int = Priority(hook.priority).name
+                    except ValueError:
+                        priority = hook.priority
+                    lines.append(f"({priority:<12}) {type(hook).__name__:<35}")
+            if lines:
+                blocks.append(f"{stage}:\n" + "\n".join(lines) + "\n -------------------- ")
+        return "\n".join(blocks)
 
     def describe_hooks(self) -> str:
-        """The same as :meth:`get_hooks_info`."""
+        """For each stage, the hooks that run there in order, by name with their
+        priority numbers (the table the run writes to ``hooks.txt``)."""
         return self._hook_manager.describe()
 
     def call_hook(self, fn_name: str, **kwargs: Any) -> None:

@@ -102,8 +102,11 @@ def test_a_hook_registered_after_construction_runs_after_the_defaults_of_its_pri
     assert order[:2] == ["RuntimeInfoHook", "Early"]
     assert order.index("IterTimerHook") < order.index("Normal")
     assert order.index("DistSamplerSeedHook") < order.index("Normal") < order.index("LoggerHook")
-    info = runner.get_hooks_info()
+    info = runner.describe_hooks()
     assert "before_train_iter:" in info and "timer" in info
+    # mmengine's listing: priority names, class names padded as its log shows them
+    assert ("after_train_iter:\n(VERY_HIGH   ) RuntimeInfoHook                    \n"
+            "(NORMAL      ) IterTimerHook                      \n") in runner.get_hooks_info()
 
 
 def test_register_default_and_custom_hooks(tmp_path):
