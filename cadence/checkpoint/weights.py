@@ -71,7 +71,7 @@ def load_matching(module: nn.Module, state_dict: Mapping[str, Any]) -> Mismatch:
 
     def load(mod: nn.Module, prefix: str) -> None:
         while is_model_wrapper(mod):
-            mod = mod.module
+            mod = mod.module  # type: ignore[assignment]  # a wrapper holds a module
         local = {} if metadata is None else metadata.get(prefix[:-1], {})
         mod._load_from_state_dict(
             state, prefix, local, True, result.missing_keys, result.unexpected_keys,

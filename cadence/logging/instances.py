@@ -36,7 +36,7 @@ def _table(family: Any) -> dict[str, Any]:
         table = family.__dict__.get("_instance_dict")
         if not isinstance(table, dict):
             table = OrderedDict()
-            family._instance_dict = table
+            family._instance_dict = table  # type: ignore[attr-defined]
         _classes[family] = None
         return table
     return _instances.setdefault(family, {})

@@ -207,10 +207,10 @@ def get_state_dict(module: nn.Module, destination: Any = None, prefix: str = "",
     """The state dict of ``module`` with every model wrapper in it (at the top or around a
     submodule) looked through, so no ``module.`` appears in the keys."""
     while is_model_wrapper(module):
-        module = module.module
+        module = module.module  # type: ignore[assignment]  # a wrapper holds a module
     if destination is None:
         destination = OrderedDict()
-        destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        destination._metadata = OrderedDict()
     metadata = getattr(destination, "_metadata", None)
     if metadata is not None:
         metadata[prefix[:-1]] = dict(version=module._version)

@@ -43,7 +43,7 @@ class PersistenceMixin:
     _resume: bool | str
     _load_from: str | None
     _train_loop: Any
-    _hooks: Any
+    _hook_manager: Any
     _cfg_text: str
     _experiment_name: str | None
     _checkpoints: CheckpointManager | None = None

@@ -54,7 +54,8 @@ def test_state_dicts_look_through_wrappers_and_loading_warns_once(tmp_path, monk
     ckpt.save_checkpoint(state, path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # no manifest
-        assert torch.equal(ckpt.load_from_local(path, None)["0.conv.weight"], state["0.conv.weight"])
+        loaded = ckpt.load_from_local(path, None)
+        assert torch.equal(loaded["0.conv.weight"], state["0.conv.weight"])
         assert set(ckpt._load_checkpoint_with_prefix("0.conv", path)) == {"weight", "bias"}
         with pytest.raises(AssertionError):
             ckpt._load_checkpoint_with_prefix("head", path)
