@@ -181,7 +181,10 @@ class LogProcessor:
             pieces.append((f"eta: {datetime.timedelta(seconds=int(eta))}  ", 90))
             pieces.append((f"time: {seconds:.{digits}f}  ", 80))
             pieces.append((f"data_time: {log_tag.pop('data_time'):.{digits}f}  ", 20))
-            speed = samples_per_second(runner, mode, seconds)
+            speed = None
+            if mode == "train":
+                loader = getattr(mode_loop(runner, mode), "dataloader", None)
+                speed = samples_per_second(runner, loader, seconds)
             if speed is not None:
                 tag["samples_per_sec"] = speed
                 pieces.append((f"samples/s: {speed:.1f}  ", 60))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..contracts import RunnerProtocol
@@ -34,13 +34,11 @@ def step_rates(
     return rates
 
 
-def samples_per_second(runner: RunnerProtocol, mode: str, seconds: float) -> float | None:
-    """Samples per second over all processes, from the loop's batch size and a step time."""
-    if mode != "train" or not seconds > 0:
+def samples_per_second(runner: RunnerProtocol, loader: Any, seconds: float) -> float | None:
+    """Samples per second over all processes, from the training ``loader``'s batch size and
+    a step time."""
+    if not seconds > 0:
         return None
-    from .log_processor import mode_loop
-
-    loader = getattr(mode_loop(runner, mode), "dataloader", None)
     size = getattr(loader, "batch_size", None)
     if size is None:
         size = getattr(getattr(loader, "batch_sampler", None), "batch_size", None)
