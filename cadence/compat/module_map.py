@@ -125,7 +125,7 @@ MODULE_MAP: dict[str, str | None] = {
     "mmengine.registry.utils": "cadence.registry.utils",
     "mmengine.runner": "cadence.runner",
     "mmengine.runner._flexible_runner": "cadence.runner.runner",
-    "mmengine.runner.activation_checkpointing": None,
+    "mmengine.runner.activation_checkpointing": "cadence.runner.activation_checkpointing",
     "mmengine.runner.amp": "cadence.runner.amp",
     "mmengine.runner.base_loop": "cadence.loops.base_loop",
     "mmengine.runner.checkpoint": "cadence.runner.checkpoint",

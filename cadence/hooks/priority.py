@@ -40,4 +40,7 @@ def get_priority(priority: int | str | Priority) -> int:
                 f"unknown priority '{priority}'; expected one of {', '.join(names)}."
                 + did_you_mean(priority.upper(), names)
             ) from None
-    raise TypeError(f"priority must be a name, a Priority or an int, got {type(priority).__name__}")
+    raise TypeError(
+        "priority must be an integer or Priority enum value (or a Priority's name), got "
+        f"{type(priority).__name__}"
+    )

@@ -15,7 +15,6 @@ own ``append`` (no Python frame per value); the buffer then trims on read and on
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from numbers import Integral, Real
@@ -43,8 +42,13 @@ def _is_tensor(value: Any) -> bool:
     return False
 
 
+class LoggedValueError(TypeError, ValueError, AssertionError):
+    """A value or count given to a :class:`HistoryBuffer` is not one number (mmengine
+    raises TypeError or asserts; cadence's message said ValueError for shapes)."""
+
+
 def _shape_error(value: Any) -> ValueError:
-    return ValueError(
+    return LoggedValueError(
         f"a logged tensor must hold exactly one element, got shape {tuple(value.shape)}"
     )
 
@@ -72,7 +76,7 @@ def _coerce_value(value: Any) -> Any:
         return float(value)
     if hasattr(value, "item") and getattr(value, "size", None) == 1:  # numpy scalar / array
         return value.item()
-    raise TypeError(
+    raise LoggedValueError(
         f"a logged value must be an int, float or one-element tensor/array, "
         f"got {type(value).__name__}"
     )
@@ -109,16 +113,33 @@ def resolve_tensors(buffers: Iterable[HistoryBuffer]) -> None:
 def _plain_count(count: Any) -> int | float:
     """``count`` as a Python int or float: numbers, numpy scalars, one-element tensors/arrays."""
     if isinstance(count, bool):
-        raise TypeError("count must be a number, got bool")
+        raise LoggedValueError("count must be a number, got bool")
     if isinstance(count, Integral):
         return int(count)
     if isinstance(count, Real):
         return float(count)
     if _is_tensor(count) or (hasattr(count, "item") and getattr(count, "size", None) == 1):
         if _is_tensor(count) and count.numel() != 1:
-            raise TypeError(f"a count tensor must hold one element, got shape {tuple(count.shape)}")
+            raise LoggedValueError(
+                f"a count tensor must hold one element, got shape {tuple(count.shape)}"
+            )
         return _plain_count(count.item())
-    raise TypeError(f"count must be a number, got {type(count).__name__}")
+    raise LoggedValueError(f"count must be a number, got {type(count).__name__}")
+
+
+def _flat(history: Any) -> list[Any]:
+    """``history`` as a flat list: arrays and tensors of any shape (mmengine flattens them
+    on the first update) and nested lists become their elements in order."""
+    if hasattr(history, "tolist") and not isinstance(history, (list, tuple)):
+        history = history.tolist()
+    if not isinstance(history, (list, tuple)):
+        history = list(history)
+    if not any(isinstance(item, (list, tuple)) for item in history):
+        return list(history)
+    flat: list[Any] = []
+    for item in history:
+        flat.extend(_flat(item) if isinstance(item, (list, tuple)) else [item])
+    return flat
 
 
 def _check_max_length(max_length: Any) -> None:
@@ -144,10 +165,11 @@ class HistoryBuffer:
         max_length: int = 1_000_000,
     ) -> None:
         _check_max_length(max_length)
-        if len(log_history) != len(count_history):
-            raise ValueError(
+        values, counts = _flat(log_history), _flat(count_history)
+        if len(values) != len(counts):
+            raise LoggedValueError(
                 f"log_history and count_history must have the same length, got "
-                f"{len(log_history)} and {len(count_history)}"
+                f"{len(values)} and {len(counts)}"
             )
         self._max_length = max_length
         self._limit = max_length + _TRIM_SLACK
@@ -155,7 +177,7 @@ class HistoryBuffer:
         #: counts of the first ``len(_counts)`` values; the values after them were seen once
         self._counts: list[int | float] = []
         self._pending_from: int | None = None
-        for value, count in zip(log_history, count_history):
+        for value, count in zip(values[-max_length:], counts[-max_length:]):
             self.update(value, count)
 
     @property
@@ -265,10 +287,18 @@ class HistoryBuffer:
         return self._values[-size:], self._counts_of(size)
 
     def mean(self, window_size: int | None = None) -> float:
-        """Sum of the last ``window_size`` values over the sum of their counts (all if None)."""
+        """Sum of the last ``window_size`` values over the sum of their counts (all if None).
+
+        Summed as numpy sums float64 arrays, as mmengine's buffer does, so a logged mean
+        is mmengine's to the last bit.
+        """
+        import numpy as np
+
         values, counts = self._window(window_size)
-        total = sum(counts)
-        return math.fsum(values) / total if total else float("nan")
+        total = float(np.asarray(counts, dtype=np.float64).sum())
+        if not total:
+            return float("nan")
+        return float(np.asarray(values, dtype=np.float64).sum() / total)
 
     def max(self, window_size: int | None = None) -> Any:
         """The largest of the last ``window_size`` values (all if None)."""
@@ -290,6 +320,14 @@ class HistoryBuffer:
         """
         end = len(self._values) if self._pending_from is None else self._pending_from
         return self._values[end - 1] if end else None
+
+    @property
+    def _log_history(self) -> Any:  # mmengine's field: the kept values (numpy)
+        return self.data[0]
+
+    @property
+    def _count_history(self) -> Any:  # mmengine's field: the kept counts (numpy)
+        return self.data[1]
 
     @property
     def data(self) -> tuple[Any, Any]:

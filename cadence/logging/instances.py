@@ -4,30 +4,60 @@ Message hubs, visualizers and loggers can be fetched by name from anywhere
 (``MessageHub.get_instance('exp')``) and one of each family is *current*
 (``MessageHub.get_current_instance()``). All of them live in the tables of
 this module, so :func:`isolated_instances` can snapshot and restore every
-family at once (tests use it to keep instances from leaking between cases).
+family at once (tests use it to keep instances from leaking between cases). A class
+family's table is its own ``_instance_dict`` (as mmengine's ``ManagerMixin`` keeps it):
+code that clears or replaces ``MMLogger._instance_dict`` changes the table itself.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar, TypeVar
 
 _lock = threading.RLock()
-# family (a class, or a string such as 'logger') -> {name: instance}, oldest first
+# family (a string such as 'logger') -> {name: instance}, oldest first; a class family
+# keeps its table in its own ``_instance_dict`` and is listed in ``_classes``
 _instances: dict[Any, dict[str, Any]] = {}
+_classes: dict[type, None] = {}
 # family -> name of its current instance
 _current: dict[Any, str] = {}
 
 T = TypeVar("T", bound="GlobalInstanceMixin")
 
 
+def _table(family: Any) -> dict[str, Any]:
+    """The live table of ``family`` (created when missing)."""
+    if isinstance(family, type):
+        table = family.__dict__.get("_instance_dict")
+        if not isinstance(table, dict):
+            table = OrderedDict()
+            family._instance_dict = table  # type: ignore[attr-defined]
+        _classes[family] = None
+        return table
+    return _instances.setdefault(family, {})
+
+
+def own_name(name: str) -> str:
+    """``name``; cadence's own default name ``'cadence'`` is ``'mmengine'`` in a process
+    whose ``mmengine`` is cadence's alias (what code written for mmengine looks for)."""
+    if name == "cadence" and getattr(sys.modules.get("mmengine"), "__cadence_alias__", False):
+        return "mmengine"
+    return name
+
+
+def _families() -> list[Any]:
+    return [*_instances, *_classes]
+
+
 def register_instance(family: Any, name: str, instance: Any) -> None:
     """Store ``instance`` under ``name`` in ``family`` and make it current."""
     with _lock:
-        table = _instances.setdefault(family, {})
+        table = _table(family)
         table.pop(name, None)
         table[name] = instance
         _current[family] = name
@@ -35,18 +65,18 @@ def register_instance(family: Any, name: str, instance: Any) -> None:
 
 def lookup_instance(family: Any, name: str) -> Any | None:
     """Return the instance named ``name`` in ``family``, or ``None``."""
-    return _instances.get(family, {}).get(name)
+    return _table(family).get(name)
 
 
 def instance_names(family: Any) -> list[str]:
     """Names of the instances of ``family``, oldest first."""
-    return list(_instances.get(family, {}))
+    return list(_table(family))
 
 
 def set_current_instance(family: Any, name: str) -> None:
     """Make the existing instance ``name`` the current one of ``family``."""
     with _lock:
-        if name not in _instances.get(family, {}):
+        if name not in _table(family):
             raise KeyError(f"no instance named '{name}' to make current")
         _current[family] = name
 
@@ -54,7 +84,7 @@ def set_current_instance(family: Any, name: str) -> None:
 def current_instance(family: Any) -> Any | None:
     """Return the current instance of ``family``, or ``None`` if it has none."""
     name = _current.get(family)
-    return None if name is None else _instances.get(family, {}).get(name)
+    return None if name is None else _table(family).get(name)
 
 
 @contextmanager
@@ -65,17 +95,20 @@ def isolated_instances(start_empty: bool = True) -> Iterator[None]:
     ends, and those that existed before are current again.
     """
     with _lock:
-        saved = {family: dict(table) for family, table in _instances.items()}
+        saved = {family: dict(_table(family)) for family in _families()}
         saved_current = dict(_current)
         if start_empty:
-            _instances.clear()
+            for family in saved:
+                _table(family).clear()
             _current.clear()
     try:
         yield
     finally:
         with _lock:
-            _instances.clear()
-            _instances.update(saved)
+            for family in _families():
+                table = _table(family)
+                table.clear()
+                table.update(saved.get(family, {}))
             _current.clear()
             _current.update(saved_current)
 
@@ -96,6 +129,10 @@ class GlobalInstanceMixin:
 
     #: Name used when ``get_current_instance`` finds no instance.
     _default_instance_name: ClassVar[str] = "cadence"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _table(cls)  # its own ``_instance_dict``, from the start
 
     def __init__(self, name: str) -> None:
         self._instance_name = _check_name(name)
@@ -129,7 +166,7 @@ class GlobalInstanceMixin:
         with _lock:
             instance = current_instance(cls)
             if instance is None:
-                instance = cls.get_instance(cls._default_instance_name)
+                instance = cls.get_instance(own_name(cls._default_instance_name))
             return instance
 
     @classmethod

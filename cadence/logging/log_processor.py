@@ -22,11 +22,21 @@ from ..utils.suggest import did_you_mean
 from .console import LogLine
 from .fitting import fit_items, fit_pieces
 from .history_buffer import HistoryBuffer, resolve_tensors
+from .throughput import samples_per_second, step_rates
 
 if TYPE_CHECKING:
     from ..contracts import LoopView, RunnerProtocol
 
 _MODES = ("train", "val", "test")
+
+
+class LogConfigError(ValueError, AssertionError):
+    """A ``custom_cfg`` entry of the log processor cannot be used (mmengine asserts)."""
+
+
+class LogConfigKeyError(KeyError, AssertionError):
+    """A ``custom_cfg`` entry of the log processor lacks a key (mmengine asserts)."""
+
 _WINDOW_WORDS = ("epoch", "global")
 
 
@@ -111,14 +121,14 @@ class LogProcessor:
         for index, cfg in enumerate(self.custom_cfg):
             where = f"log_processor custom_cfg[{index}]"
             if "data_src" not in cfg:
-                raise KeyError(f"{where} has no 'data_src' (got keys {sorted(cfg)})")
+                raise LogConfigKeyError(f"{where} has no 'data_src' (got keys {sorted(cfg)})")
             if "method_name" not in cfg:
-                raise KeyError(
+                raise LogConfigKeyError(
                     f"{where} has no 'method_name' (e.g. 'mean', 'max', 'min', 'current')"
                 )
             name = cfg.get("log_name", cfg["data_src"])
             if name in seen:
-                raise ValueError(
+                raise LogConfigError(
                     f"{where} writes '{name}' a second time; give each statistic of "
                     f"'{cfg['data_src']}' its own log_name"
                 )
@@ -126,12 +136,12 @@ class LogProcessor:
             window = cfg.get("window_size")
             if isinstance(window, str):
                 if window not in _WINDOW_WORDS:
-                    raise ValueError(
+                    raise LogConfigError(
                         f"{where}: window_size must be an int, 'epoch' or 'global', got "
                         f"{window!r}.{did_you_mean(window, _WINDOW_WORDS)}"
                     )
                 if window == "epoch" and not self.by_epoch:
-                    raise ValueError(f"{where}: window_size='epoch' needs by_epoch=True")
+                    raise LogConfigError(f"{where}: window_size='epoch' needs by_epoch=True")
 
     # ------------------------------------------------------------- public API
     def get_log_after_iter(
@@ -139,7 +149,7 @@ class LogProcessor:
     ) -> tuple[dict, str]:
         """Tag and log line after iteration ``batch_idx`` of ``mode`` ('train', 'val', 'test')."""
         _check_mode(mode, _MODES)
-        custom = self._resolve_windows(runner, batch_idx, self.custom_cfg)
+        custom = self._parse_windows_size(runner, batch_idx, self.custom_cfg)
         log_tag = self._collect_scalars(custom, runner, mode)
         if mode == "train":
             averaged = self._reduce_over_ranks(runner, log_tag)
@@ -147,7 +157,7 @@ class LogProcessor:
         else:
             averaged = {}
         if self.log_with_hierarchy:
-            tag = self._collect_scalars(custom, runner, mode, keep_prefix=True)
+            tag = self._collect_scalars(custom, runner, mode, reserve_prefix=True)
             tag.update({f"{mode}/{key}": value for key, value in averaged.items()})
         else:
             tag = dict(log_tag)
@@ -171,12 +181,15 @@ class LogProcessor:
             pieces.append((f"eta: {datetime.timedelta(seconds=int(eta))}  ", 90))
             pieces.append((f"time: {seconds:.{digits}f}  ", 80))
             pieces.append((f"data_time: {log_tag.pop('data_time'):.{digits}f}  ", 20))
-            speed = _samples_per_second(runner, mode, seconds)
+            speed = None
+            if mode == "train":
+                loader = getattr(mode_loop(runner, mode), "dataloader", None)
+                speed = samples_per_second(runner, loader, seconds)
             if speed is not None:
                 tag["samples_per_sec"] = speed
                 pieces.append((f"samples/s: {speed:.1f}  ", 60))
             window = self.window_size if isinstance(self.window_size, int) else None
-            for key, value, text, rank in _step_rates(runner, mode, seconds, window):
+            for key, value, text, rank in step_rates(runner, mode, seconds, window):
                 tag[key] = value
                 pieces.append((text, rank))
 
@@ -222,7 +235,7 @@ class LogProcessor:
         for key in ("time", "data_time"):
             if key not in custom_keys:
                 custom.append(dict(data_src=key, window_size="epoch", method_name="mean"))
-        custom = self._resolve_windows(runner, batch_idx, custom)
+        custom = self._parse_windows_size(runner, batch_idx, custom)
         collected = self._collect_scalars(custom, runner, mode, self.log_with_hierarchy)
         non_scalars = self._collect_non_scalars(runner, mode)
 
@@ -264,25 +277,56 @@ class LogProcessor:
             epoch_str = epoch_str.rjust(len(str(runner.max_epochs)) + 3)
         return f"Epoch({mode}){epoch_str}{progress}  "
 
-    def _resolve_windows(
-        self, runner: RunnerProtocol, batch_idx: int, custom_cfg: list[dict[str, Any]]
+    def _parse_windows_size(
+        self,
+        runner: RunnerProtocol,
+        batch_idx: int,
+        custom_cfg: list[dict[str, Any]] | None = None,
     ) -> list[dict[str, Any]]:
+        """Copies of ``custom_cfg`` (default: the processor's) with the window sizes
+        ``'epoch'`` (the batches of this epoch so far) and ``'global'`` (every
+        iteration so far) as numbers."""
         resolved = []
-        for cfg in custom_cfg:
+        for cfg in self.custom_cfg if custom_cfg is None else custom_cfg:
             cfg = dict(cfg)
-            if cfg.get("window_size") == "epoch":
+            window = cfg.get("window_size")
+            if window == "epoch":
                 cfg["window_size"] = batch_idx + 1
-            elif cfg.get("window_size") == "global":
+            elif window == "global":
                 cfg["window_size"] = runner.iter + 1
+            elif window is not None and (not isinstance(window, int) or isinstance(window, bool)):
+                raise TypeError(
+                    f"custom_cfg window_size must be an int, 'epoch' or 'global', got {window!r}"
+                )
             resolved.append(cfg)
         return resolved
+
+    # mmengine's helpers of the same names (downstream processors override or call them)
+    def _get_cur_loop(self, runner: RunnerProtocol, mode: str) -> Any:
+        """The runner's loop of ``mode``."""
+        _check_mode(mode, _MODES)
+        return mode_loop(runner, mode)
+
+    def _get_epoch(self, runner: RunnerProtocol, mode: str) -> int:
+        """The epoch a ``train`` or ``val`` line shows."""
+        _check_mode(mode, ("train", "val"))
+        return _epoch(runner, mode)
+
+    def _get_iter(self, runner: RunnerProtocol, batch_idx: int) -> int:
+        """The iteration a line shows: the batch within the epoch (``by_epoch``), else
+        the global iteration, counted from 1."""
+        return batch_idx + 1 if self.by_epoch else int(runner.iter) + 1
+
+    def _get_max_memory(self, runner: RunnerProtocol) -> int:
+        """The peak CUDA memory in MB since the last call (CUDA must be available)."""
+        return _read_peak_memory(runner)
 
     def _collect_scalars(
         self,
         custom_cfg: list[dict[str, Any]],
         runner: RunnerProtocol,
         mode: str,
-        keep_prefix: bool = False,
+        reserve_prefix: bool = False,
     ) -> dict[str, Any]:
         prefix = f"{mode}/"
         buffers: dict[str, HistoryBuffer] = {
@@ -293,7 +337,7 @@ class LogProcessor:
         resolve_tensors(buffers.values())
         tag: dict[str, Any] = {}
         for key, buffer in buffers.items():
-            name = key if keep_prefix else key[len(prefix) :]
+            name = key if reserve_prefix else key[len(prefix) :]
             if self.mean_pattern.search(name) is not None:
                 tag[name] = buffer.mean(self.window_size)
             else:
@@ -307,7 +351,7 @@ class LogProcessor:
                 continue
             method = cfg.pop("method_name")
             value = source_buffer.statistics(method, **cfg)
-            tag[prefix + log_name if keep_prefix else log_name] = value
+            tag[prefix + log_name if reserve_prefix else log_name] = value
         return tag
 
     def _collect_non_scalars(self, runner: RunnerProtocol, mode: str) -> dict[str, Any]:
@@ -328,17 +372,15 @@ class LogProcessor:
         waits for). Called on logging iterations only, by every rank; every
         rank must log the same loss keys. Other values stay per rank.
         """
-        if runner.world_size <= 1:
+        import torch
+        import torch.distributed as dist
+
+        if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() <= 1:
             return {}
         numeric = {k: v for k, v in values.items() if isinstance(v, (int, float))}
         means = sorted(k for k in numeric if "loss" in k)
         maxima = sorted(k for k in numeric if k == "data_time")
         if not means and not maxima:
-            return {}
-        import torch
-        import torch.distributed as dist
-
-        if not (dist.is_available() and dist.is_initialized()):
             return {}
         device = torch.device("cpu")
         if dist.get_backend() == "nccl":
@@ -364,45 +406,6 @@ def _lone_loss_terms(tag: dict[str, Any]) -> list[str]:
             if len(terms) == 1:
                 lone.append(terms[0])
     return lone
-
-
-def _step_rates(
-    runner: RunnerProtocol, mode: str, seconds: float, window: int | None = None
-) -> list[tuple[str, float, str, int]]:
-    """``(tag key, value, text, rank)`` of tokens/s (all processes; the mean of the
-    batches' ``num_tokens`` over ``window`` iterations, as the step time ``seconds``),
-    achieved TFLOP/s per process and MFU (from ``flops_per_step``)."""
-    if mode != "train" or not seconds > 0:
-        return []
-    rates = []
-    hub = runner.message_hub
-    tokens = hub.log_scalars.get("train/num_tokens")
-    if tokens is not None and len(tokens):
-        speed = float(tokens.mean(window)) * runner.world_size / seconds
-        rates.append(("tokens_per_sec", speed, f"tokens/s: {speed:.0f}  ", 58))
-    flops = hub.runtime_info.get("flops_per_step")
-    if flops:
-        achieved = float(flops) / seconds
-        rates.append(("tflops", achieved / 1e12, f"TFLOP/s: {achieved / 1e12:.3g}  ", 35))
-        from ..utils.flops import peak_flops
-
-        peak = peak_flops(getattr(runner.strategy, "device", None))
-        if peak:
-            rates.append(("mfu", achieved / peak, f"mfu: {100 * achieved / peak:.1f}%  ", 45))
-    return rates
-
-
-def _samples_per_second(runner: RunnerProtocol, mode: str, seconds: float) -> float | None:
-    """Samples per second over all processes, from the loop's batch size and a step time."""
-    if mode != "train" or not seconds > 0:
-        return None
-    loader = getattr(mode_loop(runner, mode), "dataloader", None)
-    size = getattr(loader, "batch_size", None)
-    if size is None:
-        size = getattr(getattr(loader, "batch_sampler", None), "batch_size", None)
-    if not isinstance(size, int):
-        return None
-    return size * runner.world_size / seconds
 
 
 def mode_loop(runner: RunnerProtocol, mode: str) -> LoopView | None:
@@ -453,6 +456,12 @@ def _max_cuda_memory_mb(runner: RunnerProtocol) -> int | None:
 
     if not torch.cuda.is_available():
         return None
+    return _read_peak_memory(runner)
+
+
+def _read_peak_memory(runner: RunnerProtocol) -> int:
+    import torch
+
     model = runner.model
     device = getattr(model, "output_device", None)
     memory = torch.cuda.max_memory_allocated(device) // (1024 * 1024)

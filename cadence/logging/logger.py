@@ -18,12 +18,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..utils.suggest import did_you_mean
-from ._rank import process_rank
+from ._rank import device_id, host_info, process_rank, process_world_size
 from .instances import (
     GlobalInstanceMixin,
     current_instance,
     instance_names,
     lookup_instance,
+    own_name,
     set_current_instance,
 )
 from .progress import is_terminal
@@ -34,6 +35,13 @@ _LEVEL_COLORS = {"WARNING": 33, "ERROR": 31, "CRITICAL": 31}  # ANSI yellow, red
 _LEVEL_NAMES = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG", "NOTSET")
 
 LoggerLike = logging.Logger | str | None
+
+# mmengine.logging.logger's names of the facts a logger reads about its process (tests
+# patch them there); the logger looks them up here when it is configured
+_get_rank = process_rank
+_get_world_size = process_world_size
+_get_device_id = device_id
+_get_host_info = host_info
 
 
 def _console_has_colors() -> bool:
@@ -157,7 +165,11 @@ def _file_handler(path: str, file_mode: str, cfg: Mapping[str, Any] | None) -> l
     handlers = import_module("logging.handlers")  # only for a configured handler class
     options = dict(cfg)
     kind = options.pop("type", None)
-    names = sorted(n for n in dir(handlers) if n.endswith("FileHandler")) + ["FileHandler"]
+    names = sorted(
+        n for n in dir(handlers)
+        if isinstance(getattr(handlers, n), type)
+        and issubclass(getattr(handlers, n), logging.FileHandler)
+    ) + ["FileHandler"]  # fmt: skip
     if kind not in names:
         raise ValueError(
             f"file_handler_cfg['type'] must name a file handler of logging.handlers "
@@ -227,7 +239,8 @@ class MMLogger(logging.Logger, GlobalInstanceMixin):
 
     Args:
         name: the instance name (``MMLogger.get_instance(name)`` finds it).
-        logger_name: the ``logging`` name shown in every line.
+        logger_name: the ``logging`` name shown in every line (default ``'cadence'``,
+            ``'mmengine'`` under the mmengine alias).
         log_file: also write to this file. Rank 0 writes to it; other ranks
             write ``<stem>_rank<r><ext>`` beside it when ``distributed`` is set
             or the level is DEBUG, and nothing otherwise.
@@ -247,7 +260,7 @@ class MMLogger(logging.Logger, GlobalInstanceMixin):
     def __init__(
         self,
         name: str,
-        logger_name: str = "cadence",
+        logger_name: str | None = None,
         log_file: str | os.PathLike[str] | None = None,
         log_level: int | str = "INFO",
         file_mode: str = "w",
@@ -257,6 +270,8 @@ class MMLogger(logging.Logger, GlobalInstanceMixin):
         distributed_rank: int | None = None,
         all_ranks_console: bool = False,
     ) -> None:
+        if logger_name is None:
+            logger_name = own_name("cadence")
         if not isinstance(logger_name, str) or not logger_name:
             raise TypeError(f"logger_name must be a non-empty str, got {logger_name!r}")
         logging.Logger.__init__(self, logger_name)
@@ -288,7 +303,7 @@ class MMLogger(logging.Logger, GlobalInstanceMixin):
         when the path changes and kept when ``log_file`` is None.
         """
         level = _to_level(log_level)
-        rank = process_rank() if distributed_rank is None else int(distributed_rank)
+        rank = _get_rank() if distributed_rank is None else int(distributed_rank)
         self.setLevel(level)
         console_level = level if rank == 0 or all_ranks_console else max(level, logging.ERROR)
         _configure_console(self, console_level)
@@ -321,7 +336,7 @@ class MMLogger(logging.Logger, GlobalInstanceMixin):
     def get_current_instance(cls) -> MMLogger:
         """The current logger; a default ``'cadence'`` one when none was created."""
         logger = current_instance(cls)
-        return logger if logger is not None else get_logger(cls._default_instance_name)
+        return logger if logger is not None else get_logger(own_name(cls._default_instance_name))
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         # a copy (or unpickled logger) is the instance of the same name, as for logging's

@@ -22,6 +22,14 @@ from .logger import print_log
 _STATE_KEYS = ("log_scalars", "runtime_info", "resumed_keys")
 
 
+class MessageHubArgumentError(TypeError, AssertionError):
+    """A message hub was given a value of the wrong kind (mmengine asserts)."""
+
+
+class MessageHubKeyError(KeyError, AssertionError):
+    """A message hub was given a key it cannot place (mmengine asserts)."""
+
+
 def _as_dict(name: str, value: Any) -> OrderedDict[str, Any]:
     if value is None:
         return OrderedDict()
@@ -67,12 +75,14 @@ class MessageHub(GlobalInstanceMixin):
         self._resumed_keys: OrderedDict[str, bool] = _as_dict("resumed_keys", resumed_keys)
         for key, value in self._log_scalars.items():
             if not isinstance(value, HistoryBuffer):
-                raise TypeError(
+                raise MessageHubArgumentError(
                     f"log_scalars['{key}'] must be a HistoryBuffer, got {type(value).__name__}"
                 )
         for key in self._resumed_keys:
             if key not in self._log_scalars and key not in self._runtime_info:
-                raise KeyError(f"resumed key '{key}' is neither in log_scalars nor runtime_info")
+                raise MessageHubKeyError(
+                    f"resumed key '{key}' is neither in log_scalars nor runtime_info"
+                )
         super().__init__(name)
 
     # ----------------------------------------------------------------- scalars
@@ -124,7 +134,7 @@ class MessageHub(GlobalInstanceMixin):
         for key, item in log_dict.items():
             if isinstance(item, dict):
                 if "value" not in item:
-                    raise KeyError(
+                    raise MessageHubKeyError(
                         f"scalar '{key}' is a dict without 'value' (got keys {sorted(item)}); "
                         "expected dict(value=..., count=...)"
                     )

@@ -11,6 +11,8 @@ LAZY_EXPORTS: dict[str, str] = {
     "IterBasedTrainLoop": ".train_loops",
     "TestLoop": ".val_loops",
     "ValLoop": ".val_loops",
+    # mmengine.runner.loops' name of the endless iterator of IterBasedTrainLoop
+    "_InfiniteDataloaderIterator": ".data_position",
 }
 
 __all__ = ["BaseLoop", "EpochBasedTrainLoop", "IterBasedTrainLoop", "TestLoop", "ValLoop"]

@@ -12,6 +12,10 @@ if TYPE_CHECKING:
     from ..contracts import RunnerProtocol
 
 
+class LoopConfigError(ValueError, RuntimeError):
+    """A loop config that contradicts itself (mmengine raises RuntimeError)."""
+
+
 def build_loop(
     mode: str, loop_cfg: Any, runner: RunnerProtocol, dataloader: Any, evaluator: Any = None
 ) -> Any:
@@ -26,6 +30,12 @@ def build_loop(
         return loop_cfg
     cfg = located_copy(loop_cfg)
     if mode == "train":
+        if "type" in cfg and "by_epoch" in cfg:
+            raise LoopConfigError(
+                f"Only one of type and by_epoch may be set in train_cfg, got type="
+                f"{cfg['type']!r} and by_epoch={cfg['by_epoch']!r}: the type decides whether "
+                "the loop counts epochs (remove by_epoch, or `_delete_=True` a base config's)"
+            )
         by_epoch = cfg.pop("by_epoch", None)
         policy = check_policy(cfg.pop("resume_policy", "keep"))
         if "type" not in cfg:

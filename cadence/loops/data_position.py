@@ -11,6 +11,7 @@ differs (docs/running_on_a_cluster.md, "Changing the number of processes").
 
 from __future__ import annotations
 
+import logging
 import math
 import warnings
 from collections.abc import Iterator, Mapping
@@ -226,14 +227,19 @@ class EndlessIterator:
 
     The first pass starts at ``position`` (resume): ``samples`` into data epoch
     ``epoch``'s shared order, which is ``batches`` batches of this layout; its
-    iterator is built without drawing from torch's RNG when ``keep_rng``.
+    iterator is built without drawing from torch's RNG when ``keep_rng``. mmengine's
+    ``_InfiniteDataloaderIterator``: built from a dataloader alone it starts at the
+    beginning, and it is an iterator (``next(it)``); a restarted pass of a sampler that is
+    not endless logs a WARNING once (the workers restart at each pass).
     """
 
     def __init__(
-        self, dataloader: DataLoader, position: DataPosition, batches: int = 0,
+        self, dataloader: DataLoader, position: DataPosition | None = None, batches: int = 0,
         keep_rng: bool = False,
     ) -> None:  # fmt: skip
+        position = DataPosition(0, 0) if position is None else position
         self.dataloader = dataloader
+        self._batches: Iterator[Any] | None = None  # for __next__
         self.epoch = position.epoch
         self._origin = position.samples  # consumed before the current pass began
         self._done = 0  # batches yielded in the current pass
@@ -270,4 +276,25 @@ class EndlessIterator:
             self._origin = self._done = 0
             self._set_epoch()
             self._it = iter(self.dataloader)
+            _warn_restarted()
             fresh = True
+
+    def __next__(self) -> Any:
+        """The next batch (as mmengine's iterator is used: ``next(loop.dataloader_iterator)``)."""
+        if self._batches is None:
+            self._batches = iter(self)
+        return next(self._batches)
+
+
+def _warn_restarted() -> None:
+    from ..logging import print_log
+
+    print_log(
+        "the training dataloader reached its end and starts again (its workers restart at "
+        "each pass); use an InfiniteSampler to iterate it endlessly",
+        logger="current", level=logging.WARNING,
+    )  # fmt: skip
+
+
+#: mmengine's name (``mmengine.runner.loops._InfiniteDataloaderIterator``).
+_InfiniteDataloaderIterator = EndlessIterator

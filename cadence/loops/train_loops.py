@@ -398,6 +398,10 @@ class EpochBasedTrainLoop(_TrainLoop):
         self._inner_iter = self._origin = self._first = 0
 
 
+#: ``IterBasedTrainLoop.run_iter``'s marker of a call with the batch alone.
+_NO_BATCH: Any = object()
+
+
 @LOOPS.register_module()
 @constrain(max_iters=POSITIVE_INT)
 class IterBasedTrainLoop(_TrainLoop):
@@ -426,6 +430,22 @@ class IterBasedTrainLoop(_TrainLoop):
     @property
     def max_epochs(self) -> int:
         return 1
+
+    def run_iter(self, batch_idx: Any, data_batch: Any = _NO_BATCH) -> None:
+        """One optimization step and its hooks; ``run_iter(data_batch)`` as mmengine's
+        iteration loop is called (the batch index is then the loop's own count)."""
+        if data_batch is _NO_BATCH:
+            batch_idx, data_batch = self._inner_iter, batch_idx
+        super().run_iter(batch_idx, data_batch)
+
+    @property
+    def dataloader_iterator(self) -> EndlessIterator:
+        """The endless batches (``next(loop.dataloader_iterator)``, as a loop that overrides
+        ``run`` takes them in mmengine), positioned after the data already trained on."""
+        if self._endless is None:
+            self._resume_iterator()
+        assert self._endless is not None
+        return self._endless
 
     def set_length(self, max_epochs: int | None = None, max_iters: int | None = None) -> None:
         """Train for ``max_iters`` iterations (the loop has no epochs to set)."""

@@ -33,6 +33,7 @@ LAZY_EXPORTS: dict[str, str] = {
     "load_checkpoint": "..checkpoint",
     "publish_checkpoint": "..checkpoint",
     "set_random_seed": "..strategies.env",
+    "turn_on_activation_checkpointing": ".activation_checkpointing",
     "weights_to_cpu": ".checkpoint",
 }
 

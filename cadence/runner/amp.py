@@ -38,7 +38,9 @@ def autocast(
         if not enabled:
             yield
             return
-        raise ValueError(f"autocast device_type must be 'cuda' or 'cpu', got {device_type!r}")
+        raise ValueError(
+            f"User specified autocast device_type must be 'cuda' or 'cpu', got {device_type!r}"
+        )
     with torch.autocast(
         device_type=device_type, enabled=enabled, dtype=dtype, cache_enabled=cache_enabled
     ):

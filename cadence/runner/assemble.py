@@ -41,7 +41,9 @@ def build_model(model: nn.Module | Mapping[str, Any]) -> nn.Module:
     if isinstance(model, Mapping):
         return as_cadence_model(MODELS.build(model, key_path="model"))
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module or a config dict, got {type(model).__name__}")
+        raise TypeError(
+            f"model should be an nn.Module or a config dict, got {type(model).__name__}"
+        )
     return as_cadence_model(model)
 
 

@@ -158,7 +158,7 @@ class BuildersMixin:
 
         if not isinstance(loop, (BaseLoop, Mapping)) and not callable(getattr(loop, "run", None)):
             raise TypeError(
-                f"{mode}_loop must be a loop or a config dict, got {type(loop).__name__}"
+                f"{mode}_loop should be a loop or a config dict, got {type(loop).__name__}"
             )
         return build_loop(mode, loop, self, *parts)  # type: ignore[arg-type]
 
@@ -187,7 +187,7 @@ class BuildersMixin:
             if callable(getattr(log_processor, "get_log_after_iter", None)):
                 return log_processor
             raise TypeError(
-                "log_processor must be a LogProcessor or a config dict, got "
+                "log_processor should be a LogProcessor or a config dict, got "
                 f"{type(log_processor).__name__}"
             )
         from ..registry import LOG_PROCESSORS
@@ -226,7 +226,9 @@ class BuildersMixin:
         from ..logging import MessageHub
 
         if message_hub is not None and not isinstance(message_hub, Mapping):
-            raise TypeError(f"message_hub must be a dict or None, got {type(message_hub).__name__}")
+            raise TypeError(
+                f"message_hub should be a dict or None, got {type(message_hub).__name__}"
+            )
         cfg = dict(message_hub or {})
         cfg.setdefault("name", self._experiment_name or "cadence")
         return MessageHub.get_instance(**cfg)

@@ -104,10 +104,14 @@ class HookManager:
         """Add a hook (or build one from a config dict, whose ``priority`` key is honoured)."""
         if isinstance(hook, Mapping):
             cfg = located_copy(hook)
-            priority = cfg.pop("priority", priority)
+            configured = cfg.pop("priority", None)
+            priority = configured if priority is None else priority  # the argument wins
             hook = HOOKS.build(cfg, key_path=f"default_hooks.{name}" if name else None)
         if not isinstance(hook, Hook):
-            raise TypeError(f"a hook must subclass cadence.hooks.Hook, got {type(hook).__name__}")
+            raise TypeError(
+                "hook should be an instance of Hook or dict (a subclass of cadence.hooks.Hook, "
+                f"or its config), got {type(hook).__name__}"
+            )
         if priority is None:
             priority = hook.priority
         value = get_priority(priority)
@@ -122,6 +126,11 @@ class HookManager:
         self._rebuild()
         return hook
 
+    def clear(self) -> None:
+        """Forget every hook."""
+        self._hooks.clear()
+        self._rebuild()
+
     def replace(self, name: str, hook: Hook | Mapping[str, Any]) -> Hook:
         """Put ``hook`` (or one built from its config) in the place of the hook named
         ``name``, with that hook's priority (a config's ``priority`` key overrides it)."""
@@ -135,7 +144,10 @@ class HookManager:
             priority = get_priority(cfg.pop("priority", priority))
             hook = HOOKS.build(cfg, key_path=f"default_hooks.{name}")
         if not isinstance(hook, Hook):
-            raise TypeError(f"a hook must subclass cadence.hooks.Hook, got {type(hook).__name__}")
+            raise TypeError(
+                "hook should be an instance of Hook or dict (a subclass of cadence.hooks.Hook, "
+                f"or its config), got {type(hook).__name__}"
+            )
         hook.priority = priority
         self._hooks[index] = (priority, order, name, hook)
         self._hooks.sort(key=lambda item: (item[0], item[1]))

@@ -43,7 +43,7 @@ class PersistenceMixin:
     _resume: bool | str
     _load_from: str | None
     _train_loop: Any
-    _hooks: Any
+    _hook_manager: Any
     _cfg_text: str
     _experiment_name: str | None
     _checkpoints: CheckpointManager | None = None
@@ -96,7 +96,7 @@ class PersistenceMixin:
             manager.register("loops", _TrainPosition(self._train_loop))
             manager.register("data_stream", LoaderPlace(self._train_loop), per_rank=True)
         manager.register("message_hub", self.message_hub, per_rank=True)
-        manager.register("hooks", self._hooks)
+        manager.register("hooks", self._hook_manager)
         manager.register("rng", RngStreams(strategy.rank, strategy.world_size, self.logger))
         visualizer = self.visualizer
         if callable(getattr(visualizer, "state_dict", None)) and callable(

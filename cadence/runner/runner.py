@@ -119,9 +119,14 @@ class Runner(
             unset = [k for k in keys if given[k] is None]
             if unset and len(unset) != len(keys):
                 raise ValueError(
-                    f"{', '.join(keys)} must be all set or all None to {mode}; "
+                    f"{', '.join(keys)} should be either all None or not None to {mode}; "
                     f"missing: {', '.join(unset)}"
                 )
+        if param_scheduler is not None and optim_wrapper is None:
+            raise ValueError(
+                "param_scheduler should be None when optim_wrapper is None (schedulers change "
+                f"the optimizer's values), got {param_scheduler!r}"
+            )
         from ..config import Config  # here, not at import: the config package is not light
 
         self.paths = RunPaths(work_dir, load_from, resume, backend_args)
@@ -173,10 +178,10 @@ class Runner(
         self._train_loop: Any = None
         self._val_loop: Any = None
         self._test_loop: Any = None
-        self._hooks = HookManager(self.heartbeat)
+        self._hook_manager = HookManager(self.heartbeat)
         #: per stage, the hook functions in call order, taking the stage's arguments by
         #: position (``call_hook`` runs them; loops run the per-iteration ones themselves)
-        self.stage_calls = self._hooks.stage_calls
+        self.stage_calls = self._hook_manager.stage_calls
         self._set_up = False
         self._env_ready = False
         self._exit_release = False
@@ -224,9 +229,9 @@ class Runner(
         apply_auto_scale_workers(self, self._auto_scale_workers)  # before anything is built
         for name, hook in (self._default_hooks or {}).items():
             if hook is not None and hook != before.get(name):
-                self._hooks.replace(name, hook)  # e.g. the rescaled checkpoint interval
+                self._hook_manager.replace(name, hook)  # e.g. the rescaled checkpoint interval
         self._cfg_text = default_setup(self)
-        save_hook_table(self, self._hooks.describe())
+        save_hook_table(self, self._hook_manager.describe())
 
     def _setup_env(self) -> None:
         """The strategy's environment: process group, device, seeds (writes no file)."""
@@ -243,7 +248,8 @@ class Runner(
         loop_cfg = self._given[_TRIPLES[mode][1]]
         if loop_cfg is None:
             raise RuntimeError(
-                f"cannot {mode}: set {', '.join(_TRIPLES[mode])} in the config to {mode}"
+                f"cannot {mode}: {', '.join(_TRIPLES[mode])} should not be None; set them in "
+                f"the config to {mode}"
             )
         return getattr(self, f"build_{mode}_loop")(loop_cfg)
 

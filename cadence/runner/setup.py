@@ -196,7 +196,11 @@ def build_visualizer(cfg: Any, name: str | None, log_dir: str) -> Any:
     from ..registry import VISUALIZERS
 
     if cfg is not None and not isinstance(cfg, Mapping):
-        return cfg
+        if callable(getattr(cfg, "add_scalars", None)):
+            return cfg
+        raise TypeError(
+            f"visualizer should be a Visualizer, a config dict or None, got {type(cfg).__name__}"
+        )
     cfg = dict(cfg or {})
     cfg.setdefault("type", "Visualizer")
     cfg.setdefault("vis_backends", [dict(type="LocalVisBackend")])

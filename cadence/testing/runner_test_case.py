@@ -124,6 +124,9 @@ class RunnerTestCase(TestCase):
                 "custom_hooks": [],
                 "env_cfg": {"dist_cfg": {"backend": "nccl"}},
                 "experiment_name": "test1",
+                # the runners of one test share its temporary work dir: a later one
+                # replaces an earlier one's checkpoints there, as in mmengine
+                "overwrite": True,
             }
         )
         self.iter_based_cfg: Config = copy.deepcopy(self.epoch_based_cfg)

@@ -59,6 +59,10 @@ class TensorboardVisBackend(BaseVisBackend):
         self._ensure_env()
         return self._writer
 
+    @property
+    def _tensorboard(self) -> Any:  # mmengine's attribute of the writer
+        return self._writer
+
     def add_config(self, config: Any, **kwargs: Any) -> None:
         """Record the config text (``pretty_text`` or ``str``) under the tag ``config``."""
         self._ensure_env()
@@ -106,7 +110,7 @@ class TensorboardVisBackend(BaseVisBackend):
         self._writer.flush()
 
     def _write_scalar(self, name: str, value: Any, step: int) -> None:
-        number = scalar_number(value)
+        number = None if isinstance(value, (list, tuple)) else scalar_number(value)
         if number is None:
             warnings.warn(
                 f"TensorboardVisBackend: '{name}' is not a single number "

@@ -16,6 +16,11 @@ from ..registry import VISBACKENDS
 from .image import write_png
 
 
+class BackendArgumentError(ValueError, AssertionError):
+    """A backend was given an argument it cannot use (mmengine asserts: also an
+    ``AssertionError``)."""
+
+
 def to_json_value(value: Any) -> Any:
     """A JSON-friendly form of ``value``: tensors and numpy values become numbers or lists."""
     torch = sys.modules.get("torch")
@@ -157,9 +162,13 @@ class LocalVisBackend(BaseVisBackend):
         scalar_save_file: str = "scalars.json",
     ) -> None:
         if not str(config_save_file).endswith(".py"):
-            raise ValueError(f"config_save_file must end with .py, got {config_save_file!r}")
+            raise BackendArgumentError(
+                f"config_save_file must end with .py, got {config_save_file!r}"
+            )
         if not str(scalar_save_file).endswith(".json"):
-            raise ValueError(f"scalar_save_file must end with .json, got {scalar_save_file!r}")
+            raise BackendArgumentError(
+                f"scalar_save_file must end with .json, got {scalar_save_file!r}"
+            )
         super().__init__(save_dir)
         self._img_save_dir = os.path.join(self._save_dir, img_save_dir)
         self._config_save_file = os.path.join(self._save_dir, config_save_file)
@@ -212,10 +221,10 @@ class LocalVisBackend(BaseVisBackend):
         record.setdefault("step", step)
         if file_path is not None:
             if not str(file_path).endswith(".json"):
-                raise ValueError(f"file_path must end with .json, got {file_path!r}")
+                raise BackendArgumentError(f"file_path must end with .json, got {file_path!r}")
             extra = os.path.join(self._save_dir, file_path)
             if os.path.abspath(extra) == os.path.abspath(self._scalar_save_file):
-                raise ValueError(
+                raise BackendArgumentError(
                     f"file_path {file_path!r} is the scalar log itself; choose another name"
                 )
             self._append(record, extra)

@@ -23,6 +23,10 @@ BackendCfg = dict[str, Any] | BaseVisBackend
 V = TypeVar("V", bound="Visualizer")
 
 
+class DuplicateBackendError(ValueError, RuntimeError):
+    """Two backends of one visualizer have the same name (mmengine raises RuntimeError)."""
+
+
 @VISUALIZERS.register_module()
 class Visualizer(DrawingMixin, GlobalInstanceMixin):
     """Draws on images and sends configs, scalars and images to its backends (rank 0
@@ -120,7 +124,7 @@ class Visualizer(DrawingMixin, GlobalInstanceMixin):
             )
         backend_name = backend_name or type(backend).__name__
         if backend_name in self._vis_backends:
-            raise ValueError(
+            raise DuplicateBackendError(
                 f"two vis_backends are named '{backend_name}'; give one a different name="
             )
         self._vis_backends[backend_name] = backend

@@ -263,3 +263,15 @@ def test_loading_a_state_keeps_the_number_appender_writing_here():
     append(9.0)
     assert buffer.state_dict()["values"] == [5.0, 7.0, 9.0]
     assert buffer.state_dict()["counts"] == [1, 3, 1]
+
+
+def test_nested_histories_are_flattened_and_bad_ones_are_mmengine_errors():
+    buffer = HistoryBuffer(np.array([[1, 2], [3, 4]]), [[1, 1], [1, 2]], max_length=3)
+    values, counts = buffer.data
+    assert values.tolist() == [2, 3, 4] and counts.tolist() == [1, 1, 2]
+    assert buffer._log_history.tolist() == [2, 3, 4]  # mmengine's field names
+    assert buffer._count_history.tolist() == [1, 1, 2]
+    with pytest.raises(AssertionError, match="same length"):
+        HistoryBuffer([1, 2], [1])
+    with pytest.raises(TypeError):
+        buffer.update(torch.tensor([1.0, 2.0]))

@@ -8,7 +8,7 @@ import pytest
 import torch
 from runner_double import StandInRunner
 
-from cadence.logging import LogProcessor, MessageHub
+from cadence.logging import HistoryBuffer, LogProcessor, MessageHub
 from cadence.logging import log_processor as log_processor_module
 from cadence.logging.log_processor import fit_pieces
 from cadence.registry import LOG_PROCESSORS
@@ -179,6 +179,36 @@ def test_custom_cfg_is_checked():
         LogProcessor(custom_cfg=[dict(method_name="mean")])
     with pytest.raises(KeyError, match="method_name"):
         LogProcessor(custom_cfg=[dict(data_src="loss")])
+    with pytest.raises(AssertionError):  # mmengine asserts: its type too
+        LogProcessor(custom_cfg=[dict(data_src="loss", method_name="mean")] * 2)
+
+
+def test_mmengines_helpers_windows_positions_and_prefixes():
+    processor = LogProcessor(window_size=2)
+    runner = make_runner(train_hub(), iter=10, epoch=1)
+    windows = processor._parse_windows_size(
+        runner, 3, [dict(data_src="loss", window_size=w) for w in ("epoch", "global", 7)]
+    )
+    assert [cfg["window_size"] for cfg in windows] == [4, 11, 7]
+    with pytest.raises(TypeError):
+        processor._parse_windows_size(runner, 3, [dict(data_src="loss", window_size=[])])
+    assert processor._get_iter(runner, 3) == 4
+    assert (processor._get_epoch(runner, "train"), processor._get_epoch(runner, "val")) == (2, 1)
+    with pytest.raises(ValueError):
+        processor._get_epoch(runner, "test")
+    assert processor._get_cur_loop(runner, "val") is runner.val_loop
+    tag = processor._collect_scalars([], runner, "train", reserve_prefix=True)
+    assert "train/loss" in tag and "loss" not in tag
+
+
+def test_a_logged_mean_is_summed_as_numpy_sums_it():
+    import numpy as np
+
+    values = np.random.default_rng(0).standard_normal(100)
+    buffer = HistoryBuffer(values, np.ones(100))
+    # bit for bit mmengine's (numpy's pairwise) sum, which math.fsum's exact sum is not always
+    assert buffer.mean(10) == values[-10:].sum() / 10
+    assert buffer.mean() == values.sum() / 100
 
 
 def val_hub() -> MessageHub:

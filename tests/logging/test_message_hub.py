@@ -218,3 +218,16 @@ def test_number_writer_survives_loading_a_state():
     hub.load_state_dict(saved.state_dict())
     write(3.0)
     assert hub.get_scalar("train/time").state_dict()["values"] == [2.0, 3.0]
+
+
+def test_wrong_kinds_are_also_mmengine_assertion_errors():
+    with pytest.raises(TypeError, match="must be a HistoryBuffer"):
+        MessageHub("bad-scalars", log_scalars={"a": 1})
+    with pytest.raises(AssertionError):
+        MessageHub("bad-keys", runtime_info={"iter": 1}, resumed_keys={"iters": False})
+    hub = MessageHub("kinds")
+    hub.update_scalars({"loss_iou": dict(value=1, count=2)})
+    assert hub.get_scalar("loss_iou").mean() == 0.5
+    for bad in ([], dict(count=1)):
+        with pytest.raises(AssertionError):
+            hub.update_scalars({"bad": bad})

@@ -155,3 +155,51 @@ def test_only_a_logger_with_a_file_takes_over_warnings(name, tmp_path):
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
         handler.close()
+
+
+def test_any_file_handler_class_of_logging_handlers_is_accepted(name, tmp_path):
+    cfg = dict(type="BaseRotatingHandler", mode="a")
+    logger = MMLogger(name, log_file=str(tmp_path / "b.log"), file_handler_cfg=cfg,
+                      distributed_rank=0)  # fmt: skip
+    assert type(logger.handlers[-1]) is logging.handlers.BaseRotatingHandler
+
+
+def test_instance_table_is_the_class_instance_dict(name):
+    logger = MMLogger.get_instance(name, distributed_rank=0)
+    assert MMLogger._instance_dict[name] is logger  # mmengine's ManagerMixin attribute
+    MMLogger._instance_dict.clear()
+    assert not MMLogger.check_instance_created(name)
+    MMLogger._instance_dict = {}  # code written for mmengine replaces the table
+    again = MMLogger.get_instance(name, distributed_rank=0)
+    assert again is not logger and MMLogger._instance_dict == {name: again}
+
+
+def test_device_id_follows_local_rank_and_visible_cuda_devices(monkeypatch):
+    from cadence.logging.logger import _get_device_id
+
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,5")
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    assert _get_device_id() == 1
+    monkeypatch.setattr("torch.cuda.is_available", lambda: True)
+    assert _get_device_id() == 5
+
+
+def test_under_the_mmengine_alias_the_default_names_are_mmengine():
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        """
+        import cadence.compat.mmengine
+        from mmengine.logging import MMLogger, MessageHub
+        assert MMLogger.get_current_instance().instance_name == 'mmengine'
+        assert MMLogger.get_instance('x').name == 'mmengine'
+        assert MessageHub.get_current_instance().instance_name == 'mmengine'
+        print('ok')
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)  # fmt: skip
+    assert result.stdout.strip() == "ok", result.stderr

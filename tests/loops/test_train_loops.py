@@ -476,3 +476,21 @@ def test_a_hook_registered_when_training_starts_is_called_every_iteration(tmp_pa
     runner.register_hook(AddsAHook(late))
     runner.train()
     assert len(late.losses) == 5
+
+
+def test_a_loop_overriding_run_takes_batches_as_mmengines_loops_do(tmp_path):
+    from cadence.loops import IterBasedTrainLoop
+    from cadence.registry import LOOPS
+
+    @LOOPS.register_module(force=True)
+    class OwnRun(IterBasedTrainLoop):  # mmengine's way: next(dataloader_iterator), run_iter(b)
+        def run(self):
+            self.runner.call_hook("before_train")
+            while self.runner.iter < self.max_iters:
+                self.run_iter(next(self.dataloader_iterator))
+            self.runner.call_hook("after_train")
+
+    cfg = config(tmp_path, "own", train_cfg=dict(type="OwnRun", max_iters=6))
+    runner, record = train(cfg)
+    assert runner.iter == 6
+    assert runner.train_loop.dataloader_iterator.epoch == 1  # 16 samples, 4 a batch

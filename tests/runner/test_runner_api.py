@@ -102,8 +102,11 @@ def test_a_hook_registered_after_construction_runs_after_the_defaults_of_its_pri
     assert order[:2] == ["RuntimeInfoHook", "Early"]
     assert order.index("IterTimerHook") < order.index("Normal")
     assert order.index("DistSamplerSeedHook") < order.index("Normal") < order.index("LoggerHook")
-    info = runner.get_hooks_info()
+    info = runner.describe_hooks()
     assert "before_train_iter:" in info and "timer" in info
+    # mmengine's listing: priority names, class names padded as its log shows them
+    assert ("after_train_iter:\n(VERY_HIGH   ) RuntimeInfoHook                    \n"
+            "(NORMAL      ) IterTimerHook                      \n") in runner.get_hooks_info()
 
 
 def test_register_default_and_custom_hooks(tmp_path):
@@ -217,6 +220,24 @@ def test_build_reporting_parts(tmp_path):
     logger = runner.build_logger(log_level="DEBUG", log_file=str(log_file), name="extra_logger")
     logger.debug("hello")
     assert logger.name == "extra_logger" and "hello" in log_file.read_text()
+    with pytest.raises(TypeError, match="visualizer should be"):  # mmengine's phrase
+        runner.build_visualizer("invalid")
+
+
+def test_a_scheduler_without_an_optimizer_wrapper_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="param_scheduler should be None when optim_wrapper"):
+        Runner(model=ToyClassifier(), work_dir=str(tmp_path),
+               param_scheduler=dict(type="MultiStepLR", milestones=[1]))  # fmt: skip
+
+
+def test_hooks_list_can_be_replaced_and_a_priority_argument_beats_the_config(tmp_path):
+    runner = Runner(model=ToyClassifier(), work_dir=str(tmp_path))
+    runner._hooks = []  # mmengine's tests start over this way
+    assert runner.hooks == []
+    runner.register_hook(dict(type="IterTimerHook", priority="LOW"), priority="VERY_LOW")
+    assert [h.priority for h in runner._hooks] == [90]
+    with pytest.raises(TypeError, match="hook should be an instance of Hook or dict"):
+        runner.register_hook(["string"])
 
 
 def test_setup_env_and_set_randomness(tmp_path):

@@ -29,6 +29,12 @@ class TestToyRunners(RunnerTestCase):
         assert any(name.endswith(".pth") or "iter_4" in name
                    for name in os.listdir(runner.work_dir))  # fmt: skip
 
+    def test_runners_of_one_test_train_one_after_another_in_its_work_dir(self):
+        cfg = self.epoch_based_cfg
+        cfg.train_cfg.max_epochs = 1
+        for _ in range(2):  # the second replaces the first's checkpoint, as in mmengine
+            self.build_runner(cfg).train()
+
     def test_experiment_names_differ_between_calls(self):
         assert self.experiment_name != self.experiment_name
 

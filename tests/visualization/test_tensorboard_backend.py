@@ -54,7 +54,10 @@ def test_values_that_are_not_numbers_are_skipped_with_a_warning(tmp_path):
     backend = TensorboardVisBackend(tmp_path)
     with pytest.warns(UserWarning, match="'vec' is not a single number"):
         backend.add_scalars({"vec": [1, 2], "ok": 1.0}, step=1)
+    with pytest.warns(UserWarning, match="'one' is not a single number"):
+        backend.add_scalar("one", [0.95])  # a list, even of one number, as in mmengine
     assert read_events(tmp_path).Tags()["scalars"] == ["ok"]
+    assert backend.experiment is backend._tensorboard  # mmengine's attribute
     backend.close()
 
 

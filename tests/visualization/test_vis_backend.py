@@ -85,6 +85,8 @@ def test_add_config_writes_pretty_text_or_str(tmp_path):
 def test_file_names_are_checked_and_registered(tmp_path):
     with pytest.raises(ValueError, match=".py"):
         LocalVisBackend(tmp_path, config_save_file="config.yaml")
+    with pytest.raises(AssertionError):  # as mmengine's, which asserts
+        LocalVisBackend(tmp_path, config_save_file="config.yaml")
     with pytest.raises(ValueError, match=".json"):
         LocalVisBackend(tmp_path, scalar_save_file="scalars.csv")
     built = VISBACKENDS.build(dict(type="LocalVisBackend", save_dir=str(tmp_path)))

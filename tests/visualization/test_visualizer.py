@@ -90,7 +90,7 @@ def test_backend_configs_without_save_dir_are_skipped():
 
 
 def test_bad_backends(tmp_path):
-    with pytest.raises(ValueError, match="named 'LocalVisBackend'"):
+    with pytest.raises(RuntimeError, match="named 'LocalVisBackend'"):  # mmengine's type too
         Visualizer(
             vis_backends=[dict(type="LocalVisBackend"), dict(type="LocalVisBackend")],
             save_dir=tmp_path,

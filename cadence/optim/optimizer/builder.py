@@ -67,8 +67,9 @@ def build_optim_wrapper(
     path = key_path or config_location(cfg)[0] or "optim_wrapper"
     if not isinstance(cfg, Mapping):
         raise TypeError(
-            f"{path} must be a dict (e.g. dict(type='OptimWrapper', optimizer=dict(type='SGD', "
-            f"lr=0.01))) or a built OptimWrapper, got {type(cfg).__name__}"
+            f"{path}: an optimizer wrapper should be a dict (e.g. dict(type='OptimWrapper', "
+            f"optimizer=dict(type='SGD', lr=0.01))) or a built OptimWrapper, got "
+            f"{type(cfg).__name__}"
         )
     if not any(key in cfg for key in _SINGLE_KEYS):
         return _build_wrapper_dict(model, cfg, path)
