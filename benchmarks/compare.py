@@ -45,6 +45,7 @@ ON_REQUEST: dict[str, list[str]] = {
     "remote_checkpoint": [],
     "api_exit_soak": ["--runs", "5"],
     "mmengine_coverage": [],
+    "openmmlab_speed": ["--rounds", "3"],
 }
 
 
