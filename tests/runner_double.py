@@ -112,6 +112,7 @@ class StandInRunner:
         self.experiment_name = experiment_name
         self.timestamp = "20260101_000000"
         self.rank, self.world_size, self.seed = rank, world_size, seed
+        self.compiled = False
         #: No hook functions at any stage (loops find every stage here, as on a runner).
         self.stage_calls: Mapping[str, tuple[Callable[..., Any], ...]] = {
             stage: () for stage in Hook.stages

@@ -24,6 +24,8 @@ class LoopView(Protocol):
     """A train, validation or test loop: its data, and saving/restoring its position."""
 
     dataloader: Any
+    #: ``train_cfg.resume_policy`` of a training loop (``'keep'`` elsewhere)
+    resume_policy: str
 
     def run(self) -> Any:
         """Run the loop."""

@@ -101,6 +101,10 @@ class RunnerProtocol(Protocol):
 
     # ------------------------------------------------------------------ loops
     @property
+    def compiled(self) -> bool:
+        """Whether the model is compiled (``compile=`` of the config)."""
+
+    @property
     def train_loop(self) -> LoopView:
         """The training loop (built on first use; raises when the config cannot train)."""
 

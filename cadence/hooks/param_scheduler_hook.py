@@ -59,7 +59,7 @@ class ParamSchedulerHook(Hook):
         new = {"max_epochs": runner.max_epochs, "max_iters": runner.max_iters}
         if old is None or old == new or not runner.param_schedulers:
             return
-        policy = getattr(runner.train_loop, "resume_policy", "keep")
+        policy = runner.train_loop.resume_policy
         planned = f"{old['max_epochs']} epochs / {old['max_iters']} iterations"
         now = f"{new['max_epochs']} epochs / {new['max_iters']} iterations"
         if policy == "keep":

@@ -165,13 +165,13 @@ class ProfilerHook(Hook):
         path = self.json_trace_path
         if path is not None and os.path.isabs(path):
             return path
-        log_dir = getattr(runner, "log_dir", None)
+        log_dir = runner.log_dir
         if not isinstance(log_dir, str):
             return None  # a runner without a log directory gets no default trace
         if path is None:
             if self.on_trace_ready is not None:
                 return None
-            world_size = getattr(runner, "world_size", 1)
+            world_size = runner.world_size
             multi = isinstance(world_size, int) and world_size > 1
             path = f"profiler_trace_rank{runner.rank}.json" if multi else "profiler_trace.json"
         return os.path.join(log_dir, path)

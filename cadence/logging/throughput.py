@@ -28,7 +28,7 @@ def step_rates(
         rates.append(("tflops", achieved / 1e12, f"TFLOP/s: {achieved / 1e12:.3g}  ", 35))
         from ..utils.flops import peak_flops
 
-        peak = peak_flops(getattr(runner.strategy, "device", None))
+        peak = peak_flops(runner.strategy.device)
         if peak:
             rates.append(("mfu", achieved / peak, f"mfu: {100 * achieved / peak:.1f}%  ", 45))
     return rates

@@ -20,6 +20,10 @@ class BaseLoop:
     seed, so building a loop is what first touches the data.
     """
 
+    #: what ``ParamSchedulerHook`` does when a resumed run trains for another length
+    #: (``train_cfg.resume_policy``: ``'keep'`` or ``'stretch'``; set by the loop builder)
+    resume_policy: str = "keep"
+
     def __init__(self, runner: RunnerProtocol, dataloader: DataLoader | Mapping[str, Any]) -> None:
         self._runner = runner
         #: bumped at each step boundary (the runner's, read by its hang watchdog)

@@ -394,6 +394,11 @@ class Runner(
         self._model = model
 
     @property
+    def compiled(self) -> bool:
+        """Whether the model is compiled (``compile=`` of the config)."""
+        return bool(self._compile)
+
+    @property
     def train_loop(self) -> BaseLoop:
         if self._train_loop is None:
             self._train_loop = self.build_loop("train")

@@ -48,12 +48,11 @@ class StepFlopCounter:
         self._mode: Any = None
         self.done = False
 
-    def start(self, runner: object) -> None:
-        """Count from now on if this run's step can be counted (a counted strategy, an
-        eager model); otherwise never count. ``runner`` is probed, not typed: this module
-        sits below the runner's interface (:mod:`cadence.contracts`)."""
-        strategy = type(getattr(runner, "strategy", None)).__name__
-        if strategy not in COUNTED_STRATEGIES or getattr(runner, "_compile", None):
+    def start(self, strategy: str, compiled: bool) -> None:
+        """Count from now on if a step of this run can be counted: its strategy (by class
+        name) is one of :data:`COUNTED_STRATEGIES` and its model is not compiled;
+        otherwise never count."""
+        if strategy not in COUNTED_STRATEGIES or compiled:
             self.done = True
             return
         from torch.utils.flop_counter import FlopCounterMode
