@@ -55,11 +55,15 @@ class EMAHook(Hook):
     ) -> None:
         # mmengine asserts these four: ConfigAssertionError is also an AssertionError
         if begin_iter and begin_epoch:
-            raise ConfigAssertionError("EMAHook: set begin_iter or begin_epoch, not both")
-        if begin_iter < 0 or begin_epoch < 0:
             raise ConfigAssertionError(
-                f"EMAHook: begin_iter and begin_epoch must be >= 0, got {begin_iter}, {begin_epoch}"
+                "EMAHook: set begin_iter or begin_epoch, not both (`begin_iter` and "
+                "`begin_epoch` should not be both set)"
             )
+        for name, value in (("begin_iter", begin_iter), ("begin_epoch", begin_epoch)):
+            if value < 0:
+                raise ConfigAssertionError(
+                    f"EMAHook: `{name}` must be >= 0, got {value}"
+                )
         self.strict_load = strict_load
         self.ema_cfg = dict(type=ema_type, **kwargs)
         self.begin_iter = begin_iter

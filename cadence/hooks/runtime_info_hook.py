@@ -108,13 +108,14 @@ class RuntimeInfoHook(Hook):
         ] = []
         self._lr_buffers: list[Any] = []  # their buffers (HistoryBuffer)
         self._output_writers: dict[Any, Callable[[Any], None]] = {}
-        self._outer_stage: Any = None
+        #: the loop stage a validation or test interrupted (mmengine's name), while it runs
+        self.last_loop_stage: Any = None
 
     def before_run(self, runner: RunnerProtocol) -> None:
         hub = runner.message_hub
         hub.update_info("seed", runner.seed)
         hub.update_info("experiment_name", runner.experiment_name)
-        self._outer_stage = None
+        self.last_loop_stage = None
 
     def before_train(self, runner: RunnerProtocol) -> None:
         hub = runner.message_hub
@@ -197,16 +198,16 @@ class RuntimeInfoHook(Hook):
     # ---------------------------------------------------------- evaluation
     def _enter(self, runner: RunnerProtocol, stage: str) -> None:
         hub = runner.message_hub
-        self._outer_stage = hub.get_info("loop_stage")
+        self.last_loop_stage = hub.get_info("loop_stage")
         hub.update_info("loop_stage", stage)
 
     def _leave(self, runner: RunnerProtocol) -> None:
         hub = runner.message_hub
-        if self._outer_stage == "train":  # validation inside training
+        if self.last_loop_stage == "train":  # validation inside training
             hub.update_info("loop_stage", "train")
         else:
             hub.pop_info("loop_stage")
-        self._outer_stage = None
+        self.last_loop_stage = None
 
     def before_val(self, runner: RunnerProtocol) -> None:
         self._enter(runner, "val")

@@ -112,13 +112,18 @@ def build_from_cfg(
     ``cfg`` lacks. ``key_path`` (e.g. ``'model.backbone'``) names the config
     location in error messages; configs loaded from files remember their own.
     """
+    if not callable(getattr(registry, "switch_scope_and_registry", None)):
+        raise TypeError(  # mmengine's words: under the alias the class is mmengine.Registry
+            f"registry must be a mmengine.Registry object, but got {type(registry)} "
+            "(a cadence.registry.Registry)"
+        )
     cfg = as_config_mapping(cfg)
     remembered_path, origin = config_location(cfg)
     key_path = key_path or remembered_path
     located = describe_location(key_path, origin)
     if not isinstance(cfg, Mapping):
         raise TypeError(
-            f"a config to build must be a dict or Config, got {type(cfg).__name__}{located}"
+            f"cfg should be a dict, ConfigDict or Config, but got {type(cfg)}{located}"
         )
     default_args = as_config_mapping(default_args)
     if default_args is not None and not isinstance(default_args, Mapping):
@@ -129,8 +134,8 @@ def build_from_cfg(
     if "type" not in args:
         keys = ", ".join(repr(k) for k in cfg) or "nothing"
         raise RegistryError(
-            f"config{located} has no 'type' key (it has {keys}); set type= to one of the "
-            f"names in registry '{registry.name}'"
+            f'config{located} must contain the key "type" (it has {keys}); set type= to one of '
+            f"the names in registry '{registry.name}'"
         )
     scope = args.pop("_scope_", None)
     obj_type = _resolve_lazy(args.pop("type"))
@@ -141,12 +146,14 @@ def build_from_cfg(
             obj_cls = obj_type
         else:
             raise TypeError(
-                f"type{located} must be a registered name or a class/function, "
-                f"got {type(obj_type).__name__} {obj_type!r}"
+                f"type{located} must be a str or valid type, but got {type(obj_type)} "
+                f"({obj_type!r}): a registered name or a class/function"
             )
         args = {k: _resolve_lazy(v) for k, v in args.items()}
         raise_if_violated(obj_cls, args, cfg, key_path)
         try:
+            if "name" in args and _is_managed(obj_cls):  # as mmengine: the named instance
+                return obj_cls.get_instance(**args)  # (made now, or the one that exists)
             return obj_cls(**args)
         except TypeError as exc:
             problem = signature_problem(obj_cls, args)
@@ -173,3 +180,10 @@ def _add_note(exc: BaseException, note: str) -> None:
     add_note = getattr(exc, "add_note", None)
     if add_note is not None:
         add_note(note)
+
+
+def _is_managed(obj_cls: Any) -> bool:
+    """Whether ``obj_cls`` keeps named instances (a :class:`ManagerMixin` subclass)."""
+    from ..utils.manager import ManagerMixin
+
+    return inspect.isclass(obj_cls) and issubclass(obj_cls, ManagerMixin)

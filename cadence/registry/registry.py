@@ -116,10 +116,15 @@ class Registry:
 
     @property
     def root(self) -> Registry:
+        """The registry at the top of this one's tree."""
         node = self
         while node.parent is not None:
             node = node.parent
         return node
+
+    def _get_root_registry(self) -> Registry:
+        """mmengine's name of :attr:`root`."""
+        return self.root
 
     def __len__(self) -> int:
         return len(self.module_dict)
@@ -134,7 +139,7 @@ class Registry:
         from rich.console import Console
         from rich.table import Table
 
-        table = Table(title=f"Registry '{self.name}' (scope '{self.scope}')")
+        table = Table(title=f"Registry of {self.name} (scope '{self.scope}')")
         table.add_column("Name", style="cyan", no_wrap=True)
         table.add_column("Object", style="green")
         for key, obj in sorted(self.module_dict.items()):
@@ -172,7 +177,7 @@ class Registry:
         Registering a taken name raises unless ``force=True``.
         """
         if not isinstance(force, bool):
-            raise TypeError(f"force must be a bool, got {type(force).__name__}")
+            raise TypeError(f"force must be a boolean, but got {type(force)}")
         if callable(name) and not isinstance(name, str) and module is None:
             # used as a bare decorator: @REG.register_module
             self._register(name, None, force)
@@ -182,7 +187,10 @@ class Registry:
             or isinstance(name, str)
             or (isinstance(name, Sequence) and all(isinstance(n, str) for n in name))
         ):
-            raise TypeError(f"name must be None, a str or a sequence of str, got {name!r}")
+            raise TypeError(
+                "name must be None, an instance of str, or a sequence of str, but got "
+                f"{type(name)} ({name!r})"
+            )
         if module is not None:
             self._register(module, name, force)
             return module
@@ -195,15 +203,18 @@ class Registry:
 
     def _register(self, module: Any, name: str | Sequence[str] | None, force: bool) -> None:
         if not callable(module):
-            raise TypeError(f"only classes and functions can be registered, got {module!r}")
+            raise TypeError(
+                f"module must be Callable, but got {type(module)} ({module!r}): only classes "
+                "and functions can be registered"
+            )
         names = [module.__name__] if name is None else [name] if isinstance(name, str) else name
         for key in names:
             existing = self._module_dict.get(key)
             if existing is not None and not force and existing is not module:
                 where = describe_object(existing)
                 raise RegistryError(
-                    f"'{key}' is already registered in registry '{self.name}' "
-                    f"(scope '{self.scope}') by {where}; pass force=True to replace it"
+                    f"{key} is already registered in {self.name} at {self.scope} (by {where}); "
+                    "pass force=True to replace it"
                 )
             self._module_dict[key] = module
 

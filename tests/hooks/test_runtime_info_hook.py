@@ -151,8 +151,9 @@ def test_loop_stage_follows_nested_validation_and_standalone_testing():
     hook.before_train(runner)
     hook.before_val(runner)
     assert hub.get_info("loop_stage") == "val"
+    assert hook.last_loop_stage == "train"  # mmengine's name of the interrupted stage
     hook.after_val(runner)
-    assert hub.get_info("loop_stage") == "train"
+    assert hub.get_info("loop_stage") == "train" and hook.last_loop_stage is None
     hook.after_train(runner)
     assert "loop_stage" not in hub.runtime_info
     hook.before_test(runner)

@@ -518,3 +518,31 @@ def test_location_raising_at_import_does_not_stop_later_locations(make_modules) 
     )
     _lookup_ignoring_first_failure(holder.REG, "LocatedThing")
     assert holder.REG.get("LocatedThing") is sys.modules["locmod"].LocatedThing
+
+
+def test_mmengine_names_and_words_of_registration_and_building():
+    """mmengine's ``_get_root_registry`` and the phrases its users match (issue #28)."""
+    from cadence.registry import build_from_cfg
+    from cadence.utils.manager import ManagerMixin
+
+    root = Registry("animal")
+    child = Registry("dog", parent=root, scope="kennel")
+    assert child._get_root_registry() is root and root._get_root_registry() is root
+    with pytest.raises(TypeError, match="force must be a boolean, but got <class 'int'>"):
+        root.register_module(force=1)
+    with pytest.raises(TypeError, match="module must be Callable, but got <class 'str'>"):
+        root.register_module(module="string")
+    with pytest.raises(TypeError, match="registry must be a mmengine.Registry object"):
+        build_from_cfg(dict(type="X"), "BACKBONES")
+    with pytest.raises(KeyError, match='must contain the key "type"'):
+        build_from_cfg(dict(depth=50), root)
+
+    @root.register_module()
+    class Tracker(ManagerMixin):
+        def __init__(self, name: str) -> None:
+            super().__init__(name)
+
+    built = build_from_cfg(dict(type="Tracker", name="t1"), root)  # the named instance,
+    assert Tracker.get_current_instance() is built  # as mmengine's builder makes it
+    assert build_from_cfg(dict(type="Tracker", name="t1"), root) is built
+    assert "Registry of animal" in repr(root)
