@@ -343,7 +343,8 @@ def main() -> None:
                       for a, b in zip(times["hand-written"], times[name])]  # fmt: skip
             figures[f"{name}_ratio_{clock}"] = figure(ratios, "x")
     figures["hand_written_us_per_iter_cpu"] = figure(
-        [t.cpu * 1e6 for t in times["hand-written"]], "us")
+        [t.cpu * 1e6 for t in times["hand-written"]], "us"
+    )
     kind = "medium" if args.medium else "tiny"
     without = ("_without_" + "_".join(args.without)) if args.without else ""
     print(f"workload: MLP {args.dim}->{args.hidden}->10, batch {args.batch}, "

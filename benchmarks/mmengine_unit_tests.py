@@ -70,8 +70,15 @@ HEAVY = (
 )
 #: mmengine's ``is_installed`` imports ``pkg_resources``, gone from setuptools >= 81.
 EXTRA_PACKAGES = ("parameterized==0.9.0", "setuptools<81")
-PYTEST_ARGS = ("-q", "-p", "no:cacheprovider", "-p", "mmengine_unit_tests_plugin", "--tb=native",
-               "--continue-on-collection-errors")
+PYTEST_ARGS = (
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "mmengine_unit_tests_plugin",
+    "--tb=native",
+    "--continue-on-collection-errors",
+)
 
 
 @dataclass
@@ -134,8 +141,17 @@ def ensure_extras(extras: Path) -> None:
         return
     import pytest
 
-    cmd = [sys.executable, "-m", "pip", "install", "-q", "--target", str(extras),
-           f"pytest=={pytest.__version__}", *EXTRA_PACKAGES]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--target",
+        str(extras),
+        f"pytest=={pytest.__version__}",
+        *EXTRA_PACKAGES,
+    ]
     print("installing the extras both sides share:", " ".join(cmd[4:]), flush=True)
     subprocess.run(cmd, check=True)
     (extras / ".complete").write_text("ok\n")
@@ -177,8 +193,15 @@ def read_results(path: Path, side: Side) -> list[str]:
     return collected
 
 
-def run_side(name: str, python: str, alias: bool, groups: list[list[str]], source: Path,
-             args: argparse.Namespace, logs: Path) -> Side:
+def run_side(
+    name: str,
+    python: str,
+    alias: bool,
+    groups: list[list[str]],
+    source: Path,
+    args: argparse.Namespace,
+    logs: Path,
+) -> Side:
     """Run every group with ``python -m pytest`` in a copy of the checkout ``source``; stop
     starting groups past the budget."""
     side = Side()
@@ -195,17 +218,38 @@ def run_side(name: str, python: str, alias: bool, groups: list[list[str]], sourc
             print(f"  [{name}] {folder}: not run, the side's budget of {args.budget} s is spent")
             continue
         t0 = time.monotonic()
-        collected = _run_group(f"{name}_{i:02d}", python, alias, files, root, ini, side,
-                               args, deadline=start + args.budget)
+        collected = _run_group(
+            f"{name}_{i:02d}",
+            python,
+            alias,
+            files,
+            root,
+            ini,
+            side,
+            args,
+            deadline=start + args.budget,
+        )
         passed = sum(1 for t in collected if side.outcomes[t][0] == "passed")
-        print(f"  [{name}] {folder}: {passed}/{len(collected)} passed in "
-              f"{time.monotonic() - t0:.0f} s", flush=True)
+        print(
+            f"  [{name}] {folder}: {passed}/{len(collected)} passed in "
+            f"{time.monotonic() - t0:.0f} s",
+            flush=True,
+        )
     side.seconds = time.monotonic() - start
     return side
 
 
-def _run_group(tag: str, python: str, alias: bool, files: list[str], root: Path, ini: Path,
-               side: Side, args: argparse.Namespace, deadline: float) -> list[str]:
+def _run_group(
+    tag: str,
+    python: str,
+    alias: bool,
+    files: list[str],
+    root: Path,
+    ini: Path,
+    side: Side,
+    args: argparse.Namespace,
+    deadline: float,
+) -> list[str]:
     """Run one folder's files; when pytest stops early (an INTERNALERROR, a crash, the group
     limit), mark the test it stopped in and run the rest again. Returns the ids collected."""
     collected: list[str] = []
@@ -213,15 +257,31 @@ def _run_group(tag: str, python: str, alias: bool, files: list[str], root: Path,
     for attempt in range(args.restarts + 1):
         results = root.parent / f"{tag}_{attempt}.jsonl"
         results.unlink(missing_ok=True)
-        cmd = [python, "-m", "pytest", *PYTEST_ARGS, "-c", str(ini), "--rootdir", str(root),
-               *targets]
+        cmd = [
+            python,
+            "-m",
+            "pytest",
+            *PYTEST_ARGS,
+            "-c",
+            str(ini),
+            "--rootdir",
+            str(root),
+            *targets,
+        ]
         env = side_env(args.extras, alias, results, args.timeout)
         limit = min(args.group_timeout, deadline - time.monotonic())
         stop = "pytest stopped in this test"
         with open(root.parent / f"{tag}_{attempt}.log", "w", encoding="utf-8") as log:
             try:
-                subprocess.run(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                               timeout=max(limit, 1), preexec_fn=_nice)
+                subprocess.run(
+                    cmd,
+                    cwd=root,
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    timeout=max(limit, 1),
+                    preexec_fn=_nice,
+                )
             except subprocess.TimeoutExpired:
                 stop = "process killed in this test (group time limit)"
         ids = read_results(results, side)
@@ -242,8 +302,9 @@ def _nice() -> None:
     os.nice(10)  # the machine is shared
 
 
-def reference_side(groups: list[list[str]], root: Path, key: str, args: argparse.Namespace,
-                   logs: Path) -> Side:
+def reference_side(
+    groups: list[list[str]], root: Path, key: str, args: argparse.Namespace, logs: Path
+) -> Side:
     """The cached reference outcomes for ``key``, else a fresh run of the reference venv."""
     if REFERENCE_CACHE.exists() and not args.refresh_reference and not args.only:
         cached = json.loads(REFERENCE_CACHE.read_text(encoding="utf-8"))
@@ -251,9 +312,14 @@ def reference_side(groups: list[list[str]], root: Path, key: str, args: argparse
             print(f"reference: cached ({REFERENCE_CACHE.name}, mmengine {cached['mmengine']})")
             return Side.from_json(cached)
     versions = subprocess.run(
-        [args.reference_python, "-c",
-         "import mmengine, torch; print(mmengine.__version__, torch.__version__)"],
-        capture_output=True, text=True, check=True,
+        [
+            args.reference_python,
+            "-c",
+            "import mmengine, torch; print(mmengine.__version__, torch.__version__)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     if versions[0] != "0.10.7":
         raise SystemExit(f"the reference venv has mmengine {versions[0]}, not 0.10.7")
@@ -293,24 +359,53 @@ def report(ref: Side, cad: Side, top: int) -> tuple[list[str], dict[str, tuple[s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tests", type=Path, required=True,
-                        help="the tests/ folder of an mmengine v0.10.7 checkout")
-    parser.add_argument("--reference-python", default="/tmp/mmengine-0.10.7/bin/python",
-                        help="python of the real-mmengine venv (mmengine_reference/make_venv.sh)")
-    parser.add_argument("--extras", type=Path, default=None,
-                        help="folder for the packages both sides share (default: beside --tests)")
+    parser.add_argument(
+        "--tests",
+        type=Path,
+        required=True,
+        help="the tests/ folder of an mmengine v0.10.7 checkout",
+    )
+    parser.add_argument(
+        "--reference-python",
+        default="/tmp/mmengine-0.10.7/bin/python",
+        help="python of the real-mmengine venv (mmengine_reference/make_venv.sh)",
+    )
+    parser.add_argument(
+        "--extras",
+        type=Path,
+        default=None,
+        help="folder for the packages both sides share (default: beside --tests)",
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per test phase")
-    parser.add_argument("--group-timeout", type=float, default=900.0,
-                        help="seconds per pytest process (one per test folder)")
+    parser.add_argument(
+        "--group-timeout",
+        type=float,
+        default=900.0,
+        help="seconds per pytest process (one per test folder)",
+    )
     parser.add_argument("--budget", type=float, default=1500.0, help="seconds per side")
-    parser.add_argument("--only", nargs="*", default=[],
-                        help="run only these files/folders (a trial: nothing is cached)")
-    parser.add_argument("--refresh-reference", action="store_true",
-                        help="rerun the reference even if the cache matches")
-    parser.add_argument("--restarts", type=int, default=5,
-                        help="reruns of a folder's remaining tests after pytest stops early")
-    parser.add_argument("--parallel", action="store_true",
-                        help="run the reference (when not cached) beside the cadence side")
+    parser.add_argument(
+        "--only",
+        nargs="*",
+        default=[],
+        help="run only these files/folders (a trial: nothing is cached)",
+    )
+    parser.add_argument(
+        "--refresh-reference",
+        action="store_true",
+        help="rerun the reference even if the cache matches",
+    )
+    parser.add_argument(
+        "--restarts",
+        type=int,
+        default=5,
+        help="reruns of a folder's remaining tests after pytest stops early",
+    )
+    parser.add_argument(
+        "--parallel",
+        action="store_true",
+        help="run the reference (when not cached) beside the cadence side",
+    )
     parser.add_argument("--top", type=int, default=25, help="error lines to print")
     parser.add_argument("--logs", type=Path, default=None, help="folder for the pytest logs")
     args = parser.parse_args()
@@ -328,8 +423,9 @@ def main() -> None:
     print("cadence: this interpreter, under the alias")
     with ThreadPoolExecutor(max_workers=2 if args.parallel else 1) as pool:
         ref_future = pool.submit(reference_side, groups, root, key, args, logs)
-        cad = pool.submit(run_side, "cadence", sys.executable, True, groups, root, args,
-                          logs).result()
+        cad = pool.submit(
+            run_side, "cadence", sys.executable, True, groups, root, args, logs
+        ).result()
         ref = ref_future.result()
     counted, result = report(ref, cad, args.top)
     passed = sum(1 for o, _ in result.values() if o == "passed")

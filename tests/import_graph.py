@@ -47,9 +47,7 @@ def _imports(node: ast.AST, type_only: bool) -> Iterator[ast.Import | ast.Import
     yield from _imports_in(ast.iter_child_nodes(node), type_only)
 
 
-def _imports_in(
-    nodes: Iterable[ast.AST], type_only: bool
-) -> Iterator[ast.Import | ast.ImportFrom]:
+def _imports_in(nodes: Iterable[ast.AST], type_only: bool) -> Iterator[ast.Import | ast.ImportFrom]:
     for child in nodes:
         if isinstance(child, ast.Import | ast.ImportFrom):
             yield child
@@ -219,9 +217,7 @@ def package_of(module: str) -> str:
 def up_imports(edges: Iterable[Edge], layers: Sequence[Sequence[str]]) -> list[Edge]:
     """The edges that import from a higher layer (``layers`` top to bottom), sorted."""
     rank = {package: i for i, layer in enumerate(layers) for package in layer}
-    return sorted(
-        (src, dst) for src, dst in edges if rank[package_of(src)] > rank[package_of(dst)]
-    )
+    return sorted((src, dst) for src, dst in edges if rank[package_of(src)] > rank[package_of(dst)])
 
 
 def unplaced_packages(modules: Iterable[str], layers: Sequence[Sequence[str]]) -> set[str]:

@@ -20,8 +20,16 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # wrap, the checkpoint manager stores
     ("hooks", "loops", "strategies", "checkpoint"),
     # what a run is made of
-    ("evaluator", "model", "optim", "dataset", "visualization", "transforms", "structures",
-     "analysis"),  # fmt: skip
+    (
+        "evaluator",
+        "model",
+        "optim",
+        "dataset",
+        "visualization",
+        "transforms",
+        "structures",
+        "analysis",
+    ),  # fmt: skip
     # services and contracts: logging, registries, configs, file I/O, process groups, and
     # the runner's interface that everything above programs against
     ("logging", "registry", "config", "fileio", "dist", "contracts"),

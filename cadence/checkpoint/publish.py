@@ -93,8 +93,10 @@ def publish_checkpoint(
 def _consolidated(in_file: str, sharded: str) -> dict[str, torch.Tensor]:
     from .dcp import consolidated_model
 
-    folder = in_file + sharded if sharded.startswith(".") else os.path.join(
-        os.path.dirname(in_file), sharded
+    folder = (
+        in_file + sharded
+        if sharded.startswith(".")
+        else os.path.join(os.path.dirname(in_file), sharded)
     )  # older checkpoints name the folder, newer ones its suffix
     return consolidated_model(folder)
 

@@ -138,6 +138,7 @@ def mmengine_globals() -> list[Any]:
         entries.append((kind, f"{kind.__module__}.{kind.__qualname__}"))
     return entries
 
+
 _ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _GLOBAL = re.compile(r"GLOBAL ([\w.]+)|unrecognized function `?([\w.]+)|got <class '([\w.]+)'>")
 _DETAIL = re.compile(r"WeightsUnpickler error: (.*?)(?: Please use|\n|$)", re.S)

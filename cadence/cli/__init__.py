@@ -95,7 +95,12 @@ def _main(argv: Sequence[str] | None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (
-        ConfigError, RegistryError, BuildError, CliError, CheckpointError, WorkDirLockedError
+        ConfigError,
+        RegistryError,
+        BuildError,
+        CliError,
+        CheckpointError,
+        WorkDirLockedError,
     ) as exc:
         if args.debug:
             raise

@@ -173,8 +173,11 @@ class ComponentChecker:
                         join(path, arg),
                         f"{_name_of(target)} takes no argument '{arg}'."
                         f"{hint or ' It takes: ' + ', '.join(named) + '.'}"
-                        + (" Its owner builds it and may take that argument itself." if unsure
-                           else ""),
+                        + (
+                            " Its owner builds it and may take that argument itself."
+                            if unsure
+                            else ""
+                        ),
                         warning=unsure,
                     )
         self.check_values(target, {k: v for k, v in args.items() if k in named}, path,

@@ -16,8 +16,11 @@ def add_publish_command(sub: Any) -> None:
         description="Write a release copy of a checkpoint (weights only) and print its path, "
         "whose name ends with the first digits of the file's SHA-256.",
     )
-    parser.add_argument("in_file", metavar="IN_CKPT",
-                        help="checkpoint written by a run, or its work dir (its last checkpoint)")
+    parser.add_argument(
+        "in_file",
+        metavar="IN_CKPT",
+        help="checkpoint written by a run, or its work dir (its last checkpoint)",
+    )
     parser.add_argument("out_file", metavar="OUT_FILE", help="where to write the release file")
     parser.add_argument(
         "--format", choices=("torch", "safetensors", "both"), default="torch",

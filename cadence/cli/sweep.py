@@ -52,7 +52,8 @@ def add_sweep_command(sub: Any) -> None:
         "run again, completed ones never",
     )  # fmt: skip
     parser.add_argument(
-        "--prune", action="store_true",
+        "--prune",
+        action="store_true",
         help="stop unpromising trials early (Optuna's MedianPruner, after each validation)",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed of the TPE sampler")

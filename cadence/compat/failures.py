@@ -34,7 +34,6 @@ def compiled_mmcv_missing(exc: ImportError) -> str:
     )
 
 
-
 def import_failure(exc: ImportError) -> str | None:
     """One paragraph for an import the alias cannot satisfy, or None when it is not one.
 

@@ -61,9 +61,7 @@ class EMAHook(Hook):
             )
         for name, value in (("begin_iter", begin_iter), ("begin_epoch", begin_epoch)):
             if value < 0:
-                raise ConfigAssertionError(
-                    f"EMAHook: `{name}` must be >= 0, got {value}"
-                )
+                raise ConfigAssertionError(f"EMAHook: `{name}` must be >= 0, got {value}")
         self.strict_load = strict_load
         self.ema_cfg = dict(type=ema_type, **kwargs)
         self.begin_iter = begin_iter

@@ -37,6 +37,7 @@ class LogConfigError(ValueError, AssertionError):
 class LogConfigKeyError(KeyError, AssertionError):
     """A ``custom_cfg`` entry of the log processor lacks a key (mmengine asserts)."""
 
+
 _WINDOW_WORDS = ("epoch", "global")
 
 

@@ -103,8 +103,11 @@ def start_lines(runner: RunnerProtocol) -> list[str]:
     return [
         _model_line(runner),
         _data_line(runner),
-        fit_path("work_dir: ", short_path(runner.work_dir), " (this run's log, hooks.txt, "
-                 f"scalars: {os.path.basename(runner.log_dir)}/)"),  # fmt: skip
+        fit_path(
+            "work_dir: ",
+            short_path(runner.work_dir),
+            f" (this run's log, hooks.txt, scalars: {os.path.basename(runner.log_dir)}/)",
+        ),  # fmt: skip
         _position_line(runner),
     ]
 

@@ -122,9 +122,7 @@ def build_from_cfg(
     key_path = key_path or remembered_path
     located = describe_location(key_path, origin)
     if not isinstance(cfg, Mapping):
-        raise TypeError(
-            f"cfg should be a dict, ConfigDict or Config, but got {type(cfg)}{located}"
-        )
+        raise TypeError(f"cfg should be a dict, ConfigDict or Config, but got {type(cfg)}{located}")
     default_args = as_config_mapping(default_args)
     if default_args is not None and not isinstance(default_args, Mapping):
         raise TypeError(f"default_args must be a dict or None, got {type(default_args).__name__}")

@@ -208,8 +208,9 @@ def _blame(target: Any, args: Mapping[str, Any], message: str) -> str | None:
     """The argument an error message is about: one it names (or names by an alias)."""
     spec = _construction(target)
     aliases = spec.aliases if spec is not None else {}
-    named = {n for n in args
-             if re.search(rf"(?<!\w){re.escape(str(n))}(?!\w)", message, re.IGNORECASE)}
+    named = {
+        n for n in args if re.search(rf"(?<!\w){re.escape(str(n))}(?!\w)", message, re.IGNORECASE)
+    }
     named |= {a for word, a in aliases.items() if a in args and word in message.lower()}
     return named.pop() if len(named) == 1 else None
 

@@ -25,9 +25,7 @@ def _checkpointed(forward: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def turn_on_activation_checkpointing(
-    model: torch.nn.Module, modules: str | Sequence[str]
-) -> None:
+def turn_on_activation_checkpointing(model: torch.nn.Module, modules: str | Sequence[str]) -> None:
     """Checkpoint the activations of ``model``'s submodules named in ``modules`` (dotted
     paths such as ``'backbone.layer1'``)."""
     names = [modules] if isinstance(modules, str) else list(modules)

@@ -63,6 +63,7 @@ class _ScalableRunner(Protocol):
     @property
     def logger(self) -> logging.Logger: ...
 
+
 _KEYS = ("enable", "reference_world_size")
 #: Iteration-valued arguments of parameter schedulers (besides begin/end).
 _STEP_ARGS = ("milestones", "step_size", "T_max", "periods", "total_steps")

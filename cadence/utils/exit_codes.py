@@ -37,8 +37,7 @@ class ExitCode(enum.IntEnum):
 MEANINGS: dict[ExitCode, str] = {
     ExitCode.FINISHED: "finished: training/evaluation ran to its end",
     ExitCode.FAILED: "an unexpected error (a traceback was printed)",
-    ExitCode.CONFIG_ERROR: "a config or command-line mistake, or a busy work dir; "
-    "nothing was run",
+    ExitCode.CONFIG_ERROR: "a config or command-line mistake, or a busy work dir; nothing was run",
     ExitCode.HANG: "the hang watchdog ended a run whose ranks stopped making progress",
     ExitCode.CHECKPOINT_UNVERIFIABLE: "a checkpoint to resume or load failed verification "
     "(missing, truncated, checksum mismatch) or was refused by the safe loader",

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import mmengine_unit_tests as mut  # noqa: E402
 
-TOY = '''
+TOY = """
 import time
 import pytest
 
@@ -36,7 +36,7 @@ def test_setup_error(broken):
 
 def test_skipped():
     pytest.skip("no GPU")
-'''
+"""
 
 
 def test_the_plugin_records_each_outcome_and_stops_a_hanging_test(tmp_path):
@@ -45,8 +45,18 @@ def test_the_plugin_records_each_outcome_and_stops_a_hanging_test(tmp_path):
     (tmp_path / "tests" / "test_bad.py").write_text("import no_such_module_here\n")
     results = tmp_path / "out.jsonl"
     env = mut.side_env(tmp_path / "no_extras", False, results, 1.0)
-    cmd = [sys.executable, "-m", "pytest", *mut.PYTEST_ARGS, "-c", os.devnull,
-           "--rootdir", str(tmp_path), "tests/test_toy.py", "tests/test_bad.py"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *mut.PYTEST_ARGS,
+        "-c",
+        os.devnull,
+        "--rootdir",
+        str(tmp_path),
+        "tests/test_toy.py",
+        "tests/test_bad.py",
+    ]
     subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, timeout=60)
     side = mut.Side()
     collected = mut.read_results(results, side)
@@ -61,11 +71,22 @@ def test_the_plugin_records_each_outcome_and_stops_a_hanging_test(tmp_path):
 
 
 def test_only_tests_the_reference_passes_are_counted(capsys):
-    ref = mut.Side({"a.py::t1": ("passed", ""), "a.py::t2": ("passed", ""),
-                    "b.py::t3": ("passed", ""), "a.py::t4": ("failed", "needs a GPU")})
-    cad = mut.Side({"a.py::t1": ("passed", ""), "a.py::t2": ("failed", "AssertionError: x"),
-                    "a.py::t4": ("passed", "")},
-                   collect_errors={"b.py": "ImportError: cannot import name 'Y'"})
+    ref = mut.Side(
+        {
+            "a.py::t1": ("passed", ""),
+            "a.py::t2": ("passed", ""),
+            "b.py::t3": ("passed", ""),
+            "a.py::t4": ("failed", "needs a GPU"),
+        }
+    )
+    cad = mut.Side(
+        {
+            "a.py::t1": ("passed", ""),
+            "a.py::t2": ("failed", "AssertionError: x"),
+            "a.py::t4": ("passed", ""),
+        },
+        collect_errors={"b.py": "ImportError: cannot import name 'Y'"},
+    )
     counted, result = mut.report(ref, cad, top=5)
     assert counted == ["a.py::t1", "a.py::t2", "b.py::t3"]
     assert result["b.py::t3"] == ("missing", "collection: ImportError: cannot import name 'Y'")
@@ -76,8 +97,11 @@ def test_only_tests_the_reference_passes_are_counted(capsys):
 
 def test_write_keeps_details_beside_the_figures(tmp_path, monkeypatch):
     monkeypatch.setenv("BENCH_RESULTS", str(tmp_path))
-    path = mut.write("toy", {"n": mut.figure([3], "tests", "higher")},
-                     details={"tests": {"a.py::t1": ["passed", ""]}})
+    path = mut.write(
+        "toy",
+        {"n": mut.figure([3], "tests", "higher")},
+        details={"tests": {"a.py::t1": ["passed", ""]}},
+    )
     record = json.loads(path.read_text())
     assert record["details"] == {"tests": {"a.py::t1": ["passed", ""]}}
     assert record["figures"]["n"]["value"] == 3
@@ -91,11 +115,21 @@ def test_a_folder_whose_pytest_dies_is_resumed_after_the_test_it_died_in(tmp_pat
     )
     ini = tmp_path / "pytest.ini"
     ini.write_text("[pytest]\n")
-    args = argparse.Namespace(restarts=2, extras=tmp_path / "no_extras", timeout=30.0,
-                              group_timeout=60.0)
+    args = argparse.Namespace(
+        restarts=2, extras=tmp_path / "no_extras", timeout=30.0, group_timeout=60.0
+    )
     side = mut.Side()
-    collected = mut._run_group("t", sys.executable, False, ["tests/test_exit.py"], tmp_path,
-                               ini, side, args, deadline=time.monotonic() + 120)
+    collected = mut._run_group(
+        "t",
+        sys.executable,
+        False,
+        ["tests/test_exit.py"],
+        tmp_path,
+        ini,
+        side,
+        args,
+        deadline=time.monotonic() + 120,
+    )
     assert [c.split("::")[1] for c in collected] == ["test_a", "test_b", "test_c"]
     got = {t.split("::")[1]: o[0] for t, o in side.outcomes.items()}
     assert got == {"test_a": "passed", "test_b": "crashed", "test_c": "passed"}

@@ -32,7 +32,6 @@ def cfg(work_dir, max_epochs=3, **overrides):
 train = train_counting
 
 
-
 def flip_a_byte(path):
     with open(path, "r+b") as f:
         f.seek(os.path.getsize(path) // 2)

@@ -41,8 +41,10 @@ def write_config(tmp_path, work_dir, max_epochs, extra="", **overrides):
     config = tmp_path / f"cfg_{max_epochs}.py"
     config.write_text(
         "custom_imports = dict(imports=['toys_registered'], allow_failed_imports=False)\n"
-        + "\n".join(f"{k} = {v!r}" for k, v in
-                    toy_config(work_dir, max_epochs, **overrides).to_dict().items())  # fmt: skip
+        + "\n".join(
+            f"{k} = {v!r}"
+            for k, v in toy_config(work_dir, max_epochs, **overrides).to_dict().items()
+        )  # fmt: skip
     )
     return str(config)
 
@@ -57,12 +59,12 @@ def cadence_train(tmp_path, config, staging, *args):
     )  # fmt: skip
 
 
-def test_a_bucket_run_resumed_in_a_fresh_process_ends_bitwise_equal_to_a_local_run(
-    tmp_path, s3
-):
+def test_a_bucket_run_resumed_in_a_fresh_process_ends_bitwise_equal_to_a_local_run(tmp_path, s3):
     run = s3.bucket() + "/run"
-    hooks = dict(checkpoint=dict(type="CheckpointHook", interval=1),
-                 logger=dict(type="LoggerHook", interval=1))  # scalars every iteration
+    hooks = dict(
+        checkpoint=dict(type="CheckpointHook", interval=1),
+        logger=dict(type="LoggerHook", interval=1),
+    )  # scalars every iteration
     first = cadence_train(tmp_path, write_config(tmp_path, run, 2, default_hooks=hooks),
                           tmp_path / "machine_a")  # fmt: skip
     assert first.returncode == 0, first.stderr[-3000:]

@@ -41,8 +41,14 @@ def model(blobs):
 def released(tmp_path, s3, model, capsys) -> str:
     """A training checkpoint in the bucket, published to the bucket by the CLI: its URL."""
     local = tmp_path / "epoch_3.pth"
-    torch.save({"state_dict": model.state_dict(), "optimizer": {"state": {}},
-                "meta": {"epoch": 3, "cfg": "model = dict(type='MLPClassifier')\n"}}, local)
+    torch.save(
+        {
+            "state_dict": model.state_dict(),
+            "optimizer": {"state": {}},
+            "meta": {"epoch": 3, "cfg": "model = dict(type='MLPClassifier')\n"},
+        },
+        local,
+    )
     bucket = s3.bucket()
     s3.fs().put_file(str(local), f"{bucket}/run/epoch_3.pth")  # no manifest: unverified
     capsys.readouterr()

@@ -87,9 +87,7 @@ def test_a_copied_work_dir_rotates_its_own_files_and_leaves_the_original(tmp_pat
 
 
 @pytest.mark.parametrize("by_epoch", [True, False], ids=["epochs", "iterations"])
-def test_a_new_experiment_from_another_runs_checkpoint_never_touches_that_run(
-    tmp_path, by_epoch
-):
+def test_a_new_experiment_from_another_runs_checkpoint_never_touches_that_run(tmp_path, by_epoch):
     orig, new = tmp_path / "orig", tmp_path / "new"
     train(orig, 4, by_epoch)
     before = snapshot(orig)

@@ -66,6 +66,4 @@ def test_the_runner_refuses_the_same_values_naming_the_config_key(tmp_path, blob
     cfg.work_dir = str(tmp_path / "work")
     with pytest.raises(ConstraintError) as refused:
         Runner.from_cfg(cfg).train()
-    assert "config key 'default_hooks.logger.interval' (set at --cfg-options)" in str(
-        refused.value
-    )
+    assert "config key 'default_hooks.logger.interval' (set at --cfg-options)" in str(refused.value)

@@ -67,7 +67,8 @@ def test_a_missing_checkpoint_is_one_line_before_any_work(tmp_path, capsys):
 def test_out_with_named_test_sets_writes_one_file_per_set(tmp_path, checkpoint, blobs, capsys):
     path, model = checkpoint
     config = tmp_path / "two_sets.py"
-    config.write_text(textwrap.dedent(f"""\
+    config.write_text(
+        textwrap.dedent(f"""\
         _base_ = {CONFIG!r}
         _loader = dict(batch_size=16, sampler=dict(type="DefaultSampler", shuffle=False),
                        collate_fn=dict(type="default_collate"))
@@ -77,7 +78,8 @@ def test_out_with_named_test_sets_writes_one_file_per_set(tmp_path, checkpoint, 
             near=dict(dataset=dict(num_samples=30, noise=3.0, **_data), **_loader),
             far=dict(dataset=dict(num_samples=20, noise=6.0, **_data), **_loader),
         )
-        """))
+        """)
+    )
     out = tmp_path / "preds.pkl"
     argv = ["test", str(config), str(path), "--work-dir", str(tmp_path / "w"), "--out", str(out)]
     assert run(argv) == 0, capsys.readouterr().err
@@ -203,8 +205,12 @@ def test_val_and_test_leave_the_training_run_untouched(tmp_path, blobs, capsys):
     assert len(logs) == 1 and len(logs[0].split(os.sep)) == 3  # val/<timestamp>/<ts>.log
 
 
-SHORT_RUN = ["train_cfg.max_epochs=1", "train_dataloader.dataset.num_samples=128",
-             "val_dataloader.dataset.num_samples=64", "test_dataloader.dataset.num_samples=64"]
+SHORT_RUN = [
+    "train_cfg.max_epochs=1",
+    "train_dataloader.dataset.num_samples=128",
+    "val_dataloader.dataset.num_samples=64",
+    "test_dataloader.dataset.num_samples=64",
+]
 
 
 def test_a_default_work_dir_run_prints_lines_within_100_columns_and_its_pointer_names_work(

@@ -184,9 +184,7 @@ def test_deepcopy_is_independent(chained):
     assert chained.model.backbone.depth == 101
     assert "new" not in chained.model
     assert other.model.backbone.__dict__["_cadence_key_path"] == "model.backbone"
-    assert other.provenance("model.backbone.depth") == chained.provenance(
-        "model.backbone.depth"
-    )
+    assert other.provenance("model.backbone.depth") == chained.provenance("model.backbone.depth")
 
 
 def test_pickle_round_trip(chained):

@@ -111,7 +111,7 @@ SAMPLE = {
     "lr": 0.01,
     "max_norm": float("inf"),
     "low": float("-inf"),
-    "name": "it's \"quoted\"\nwith newline",
+    "name": 'it\'s "quoted"\nwith newline',
     "empty": {},
     "empty_list": [],
     "single": (1,),

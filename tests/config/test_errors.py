@@ -79,8 +79,10 @@ def test_missing_base_file(write_files):
 
 def test_missing_pure_python_base(write_files):
     root = write_files(
-        {"child.py": "from cadence.config import read_base\nwith read_base():\n"
-         "    from .nothere import *\n"}
+        {
+            "child.py": "from cadence.config import read_base\nwith read_base():\n"
+            "    from .nothere import *\n"
+        }
     )
     exc = error_of(root / "child.py")
     assert isinstance(exc, FileNotFoundError)

@@ -237,8 +237,7 @@ def test_lists_are_replaced_not_merged(write_files):
         {
             "base.py": "pipeline = [dict(type='A'), dict(type='B'), dict(type='C')]\n"
             "cfg = dict(ids=[1, 2, 3])\n",
-            "child.py": "_base_ = './base.py'\npipeline = [dict(type='X')]\n"
-            "cfg = dict(ids=[9])\n",
+            "child.py": "_base_ = './base.py'\npipeline = [dict(type='X')]\ncfg = dict(ids=[9])\n",
         }
     )
     assert load(root, "child.py") == {"pipeline": [{"type": "X"}], "cfg": {"ids": [9]}}

@@ -61,8 +61,7 @@ def test_import_from_parent_folder(write_files):
         {
             "_base_/models/r50.py": "model = dict(type='R', depth=50)\n",
             "_base_/schedule.py": "epochs = 12\n",
-            "exps/det/exp.py": READ_BASE
-            + "with read_base():\n"
+            "exps/det/exp.py": READ_BASE + "with read_base():\n"
             "    from ..._base_.models.r50 import *\n"
             "    from ..._base_.schedule import *\n"
             "model.update(depth=18)\n",
@@ -106,21 +105,24 @@ def test_update_on_base_variable_merges_recursively(write_files):
 
             model.update(backbone=dict(depth=101), head=dict(loss=dict(weight=0.5)))
             model.head.update(dict(extra=1))
-            """),
+            """
+            ),
             "replace.py": pure(
                 """
             with read_base():
                 from .base import *
 
             model.update(backbone=dict(_delete_=True, type='ViT'))
-            """),
+            """
+            ),
             "reassign.py": pure(
                 """
             with read_base():
                 from .base import *
 
             model = dict(type='Other')
-            """),
+            """
+            ),
         }
     )
     assert Config.fromfile(root / "child.py").to_dict() == {
@@ -201,8 +203,7 @@ def test_module_that_fails_on_import_does_not_break_loading(write_files, spy_mod
     spy_module("cadence_spy_raises", "raise RuntimeError('cadence_spy_raises was imported')\n")
     root = write_files(
         {
-            "cfg.py": "from cadence_spy_raises import Broken\n"
-            "model = dict(type=Broken, depth=1)\n",
+            "cfg.py": "from cadence_spy_raises import Broken\nmodel = dict(type=Broken, depth=1)\n",
         }
     )
     cfg = Config.fromfile(root / "cfg.py")
@@ -224,7 +225,8 @@ def test_torch_import_used_as_type(write_files):
 
             optim_wrapper = dict(optimizer=dict(type=SGD, lr=0.01))
             param_scheduler = [dict(type=MS, milestones=[8, 11])]
-            """)
+            """
+            )
         }
     )
     cfg = Config.fromfile(root / "cfg.py", lazy_import=True)
@@ -258,13 +260,13 @@ def test_imported_names_are_not_keys(write_files, spy_module):
 
             layer = dict(type=Linear)
             optim = dict(type=SGD)
-            """),
+            """
+            ),
         }
     )
     cfg = Config.fromfile(root / "child.py")
     assert set(cfg.keys()) == {"model", "layer", "optim"}
-    for name in ("Thing", "SGD", "os", "osp", "Linear", "cadence_spy_names", "helper",
-                 "read_base"):
+    for name in ("Thing", "SGD", "os", "osp", "Linear", "cadence_spy_names", "helper", "read_base"):
         assert name not in cfg
     assert "cadence_spy_names" not in sys.modules
 
@@ -283,7 +285,8 @@ def test_stdlib_imports_run_normally(write_files):
             root = os.path.join('a', 'b')
             other = join(root, 'c')
             pi2 = math.pi * 2
-            """),
+            """
+            ),
             "base.py": "x = 1\n",
         }
     )

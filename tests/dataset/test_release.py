@@ -70,4 +70,3 @@ def test_release_follows_cadences_iterator_wrappers():
     assert plain._iterator is not None and release_workers(plain) == 1
     assert plain._iterator is None and new_children(before) == []
     assert list(plain) and release_workers(plain) == 1  # a fresh iterator works, then ends
-

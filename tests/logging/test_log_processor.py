@@ -72,9 +72,13 @@ def test_epoch_based_train_line():
     hub = train_hub()
     tag, line = LogProcessor(max_width=None).get_log_after_iter(make_runner(hub), 49, "train")
     # every item, as mmengine prints it (loss_cls too, though it is the loss's only term)
-    assert line == line.console == (
-        "Epoch(train)  [1][ 50/100]  lr: 1.0000e-02  eta: 0:01:02  time: 0.2000  "
-        "data_time: 0.0200  loss: 0.6000  loss_cls: 0.3000"
+    assert (
+        line
+        == line.console
+        == (
+            "Epoch(train)  [1][ 50/100]  lr: 1.0000e-02  eta: 0:01:02  time: 0.2000  "
+            "data_time: 0.0200  loss: 0.6000  loss_cls: 0.3000"
+        )
     )
     assert tag == pytest.approx(
         {"lr": 0.01, "time": 0.2, "data_time": 0.02, "loss": 0.6, "loss_cls": 0.3,

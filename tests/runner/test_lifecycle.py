@@ -99,8 +99,14 @@ def test_close_frees_the_wrapped_model_before_it_destroys_the_group(tmp_path, mo
     from runner_toys import toy_config, train_counting
 
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    for key, value in dict(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), RANK="0",
-                           LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1").items():
+    for key, value in dict(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(free_port()),
+        RANK="0",
+        LOCAL_RANK="0",
+        WORLD_SIZE="1",
+        LOCAL_WORLD_SIZE="1",
+    ).items():
         monkeypatch.setenv(key, value)  # fmt: skip
     runner, _ = train_counting(
         toy_config(tmp_path, 1, launcher="pytorch", strategy=dict(type="DDPStrategy"))

@@ -134,9 +134,7 @@ def _train_lines(scalars: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     for line in scalars:
         if "loss" in line:
             lines[line["step"]] = {
-                k: v
-                for k, v in line.items()
-                if "time" not in k and k not in _RATES
+                k: v for k, v in line.items() if "time" not in k and k not in _RATES
             }
     return lines
 

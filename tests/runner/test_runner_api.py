@@ -105,8 +105,10 @@ def test_a_hook_registered_after_construction_runs_after_the_defaults_of_its_pri
     info = runner.describe_hooks()
     assert "before_train_iter:" in info and "timer" in info
     # mmengine's listing: priority names, class names padded as its log shows them
-    assert ("after_train_iter:\n(VERY_HIGH   ) RuntimeInfoHook                    \n"
-            "(NORMAL      ) IterTimerHook                      \n") in runner.get_hooks_info()
+    assert (
+        "after_train_iter:\n(VERY_HIGH   ) RuntimeInfoHook                    \n"
+        "(NORMAL      ) IterTimerHook                      \n"
+    ) in runner.get_hooks_info()
 
 
 def test_register_default_and_custom_hooks(tmp_path):

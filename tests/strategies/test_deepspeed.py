@@ -92,8 +92,11 @@ def test_deepspeed_config_optimizer_wins_with_a_warning_naming_the_ignored_keys(
     cfg = dict(type="AmpOptimWrapper", optimizer=dict(type="SGD", lr=0.1, weight_decay=0.1),
                paramwise_cfg=dict(bias_decay_mult=0.0), accumulative_counts=2)  # fmt: skip
     named = DeepSpeedStrategy(config={"optimizer": {"type": "AdamW", "params": {"lr": 1e-3}}})
-    with pytest.warns(UserWarning, match=r"names an optimizer \(AdamW\), so DeepSpeed builds it "
-                      r"and optim_wrapper.optimizer, optim_wrapper.paramwise_cfg are ignored"):
+    with pytest.warns(
+        UserWarning,
+        match=r"names an optimizer \(AdamW\), so DeepSpeed builds it "
+        r"and optim_wrapper.optimizer, optim_wrapper.paramwise_cfg are ignored",
+    ):
         ds_cfg = named.optim_wrapper_config(cfg)
     assert named._client_optimizer(build_optim_wrapper(nn.Linear(2, 2), ds_cfg)) is None
     plain = DeepSpeedStrategy()

@@ -127,6 +127,7 @@ def _metric_history(mlflow, run_id, key):
 
 def test_file_store_run(tmp_path, monkeypatch):
     import mlflow  # a test dependency (the `test` extra): missing, the test fails
+
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # mlflow 3 gates the file store
     store = tmp_path / "mlruns"
     backend = MLflowVisBackend(
@@ -149,6 +150,7 @@ def test_file_store_run(tmp_path, monkeypatch):
 @pytest.mark.slow  # creating the SQLite store runs mlflow's migrations (several seconds)
 def test_default_sqlite_store_stays_in_save_dir(tmp_path, monkeypatch):
     import mlflow  # a test dependency (the `test` extra): missing, the test fails
+
     monkeypatch.chdir(tmp_path)
     save_dir = tmp_path / "vis_data"
     backend = MLflowVisBackend(save_dir)

@@ -1,4 +1,4 @@
-custom_imports = dict(imports=['examples.blobs.blobs'], allow_failed_imports=False)
+custom_imports = dict(imports=["examples.blobs.blobs"], allow_failed_imports=False)
 default_scope = "cadence"
 default_hooks = dict(
     runtime_info=dict(type="RuntimeInfoHook"),
