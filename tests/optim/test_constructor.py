@@ -334,7 +334,7 @@ def test_build_optim_wrapper_returns_built_wrappers_and_wraps_built_optimizers()
     sgd = torch.optim.SGD(model.parameters(), lr=0.2)
     wrapped = build_optim_wrapper(model, dict(optimizer=sgd, clip_grad=dict(max_norm=1.0)))
     assert wrapped.optimizer is sgd and wrapped.clip_grad_kwargs == {"max_norm": 1.0}
-    with pytest.raises(TypeError, match="optim_wrapper must be a dict"):
+    with pytest.raises(TypeError, match="optim_wrapper: an optimizer wrapper should be a dict"):
         build_optim_wrapper(model, [sgd])  # type: ignore[arg-type]
 
 
