@@ -54,6 +54,15 @@ class _TrackerBackend(BaseVisBackend):
         self._given_dir = None if save_dir is None else os.fspath(save_dir)
         self._init_kwargs: dict[str, Any] = dict(init_kwargs or {})
 
+    def add_scalars(
+        self, scalar_dict: dict[str, Any], step: int = 0, file_path: str | None = None,
+        **kwargs: Any,
+    ) -> None:  # fmt: skip
+        """Record each value with :meth:`add_scalar` (a ``"step"`` entry sets the step)."""
+        values, step = split_step(scalar_dict, step)
+        for key, value in values.items():
+            self.add_scalar(key, value, step)
+
 
 @VISBACKENDS.register_module()
 class ClearMLVisBackend(_TrackerBackend):
@@ -103,15 +112,6 @@ class ClearMLVisBackend(_TrackerBackend):
         self._logger.report_scalar(
             title=name, series=name, value=to_json_value(value), iteration=step
         )
-
-    def add_scalars(
-        self, scalar_dict: dict[str, Any], step: int = 0, file_path: str | None = None,
-        **kwargs: Any,
-    ) -> None:  # fmt: skip
-        """Report each value (a ``"step"`` entry sets the step)."""
-        values, step = split_step(scalar_dict, step)
-        for key, value in values.items():
-            self.add_scalar(key, value, step)
 
     def close(self) -> None:
         """Upload the work dir's artifacts and close the task."""
@@ -168,15 +168,6 @@ class NeptuneVisBackend(_TrackerBackend):
         self._ensure_env()
         self._neptune[name].append(to_json_value(value), step=step)
 
-    def add_scalars(
-        self, scalar_dict: dict[str, Any], step: int = 0, file_path: str | None = None,
-        **kwargs: Any,
-    ) -> None:  # fmt: skip
-        """Append each value to its series (a ``"step"`` entry sets the step)."""
-        values, step = split_step(scalar_dict, step)
-        for key, value in values.items():
-            self.add_scalar(key, value, step)
-
     def close(self) -> None:
         """Stop the run."""
         if self._neptune is not None:
@@ -232,15 +223,6 @@ class DVCLiveVisBackend(_TrackerBackend):
         self._ensure_env()
         self._dvclive.step = step
         self._dvclive.log_metric(name, to_json_value(value))
-
-    def add_scalars(
-        self, scalar_dict: dict[str, Any], step: int = 0, file_path: str | None = None,
-        **kwargs: Any,
-    ) -> None:  # fmt: skip
-        """Log each value at ``step`` (a ``"step"`` entry sets the step)."""
-        values, step = split_step(scalar_dict, step)
-        for key, value in values.items():
-            self.add_scalar(key, value, step)
 
     def close(self) -> None:
         """Log the artifacts and end the DVCLive session."""
@@ -302,15 +284,6 @@ class AimVisBackend(_TrackerBackend):
         """Track one value as ``name`` at ``step``."""
         self._ensure_env()
         self._aim_run.track(name=name, value=to_json_value(value), step=step)
-
-    def add_scalars(
-        self, scalar_dict: dict[str, Any], step: int = 0, file_path: str | None = None,
-        **kwargs: Any,
-    ) -> None:  # fmt: skip
-        """Track each value at ``step`` (a ``"step"`` entry sets the step)."""
-        values, step = split_step(scalar_dict, step)
-        for key, value in values.items():
-            self.add_scalar(key, value, step)
 
     def close(self) -> None:
         """Close the run."""

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 
 import pytest
 import torch
 from torch import nn
 
 import cadence.model as model_pkg
-from cadence.logging import get_current_logger
 from cadence.model import utils
 from cadence.model.utils import (
     BatchNormXd,
@@ -20,24 +18,6 @@ from cadence.model.utils import (
     revert_sync_batchnorm,
     stack_batch,
 )
-
-
-class _Records(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
-@pytest.fixture
-def records() -> Iterator[list[logging.LogRecord]]:
-    handler = _Records()
-    logger = get_current_logger()
-    logger.addHandler(handler)
-    yield handler.records
-    logger.removeHandler(handler)
 
 
 def test_model_package_exports_the_helpers():
@@ -71,14 +51,14 @@ def test_merge_dict_merges_in_order_and_traces():
     assert out["a"].item() == 2 and out["b"].item() == 2
 
 
-def test_detect_anomalous_params_names_the_unused_parameters(records):
+def test_detect_anomalous_params_names_the_unused_parameters(current_log):
     model = nn.ModuleDict(
         dict(used=nn.Linear(2, 1), unused=nn.Linear(2, 1), frozen=nn.Linear(2, 1))
     )
     model["frozen"].requires_grad_(False)
     loss = model["used"](torch.ones(1, 2)).sum()
     detect_anomalous_params(loss, model)
-    errors = [r.getMessage() for r in records if r.levelno == logging.ERROR]
+    errors = [r.getMessage() for r in current_log if r.levelno == logging.ERROR]
     assert len(errors) == 2
     assert errors[0].startswith("unused.weight with shape torch.Size([1, 2]) is not in the")
     assert errors[1].startswith("unused.bias")
