@@ -47,6 +47,10 @@ def _positive_int(name: str, value: Any) -> int:
     return value
 
 
+#: ``run_iter``'s default: called with the batch alone (mmengine's iteration loop)
+NO_BATCH: Any = object()
+
+
 class _Finishing(enum.Enum):
     """Which after-hooks of the training loop are running (what a checkpoint taken there
     counts as done)."""
@@ -175,8 +179,11 @@ class _TrainLoop(BaseLoop):
             if self._runner.val_loop is not None:
                 self._validate()
 
-    def run_iter(self, batch_idx: int, data_batch: Any) -> None:
-        """One optimization step and its hooks."""
+    def run_iter(self, batch_idx: Any, data_batch: Any = NO_BATCH) -> None:
+        """One optimization step and its hooks; ``run_iter(data_batch)`` as mmengine's
+        iteration loop is called (the batch index is then the loop's own count)."""
+        if data_batch is NO_BATCH:
+            batch_idx, data_batch = self._inner_iter, batch_idx
         runner = self._runner
         hooks = runner.stage_calls  # called here rather than through call_hook: per step
         stage, fn = "before_train_iter", None

@@ -140,10 +140,6 @@ class EpochBasedTrainLoop(_TrainLoop):
         self._inner_iter = self._origin = self._first = 0
 
 
-#: ``IterBasedTrainLoop.run_iter``'s marker of a call with the batch alone.
-_NO_BATCH: Any = object()
-
-
 @LOOPS.register_module()
 @constrain(max_iters=POSITIVE_INT)
 class IterBasedTrainLoop(_TrainLoop):
@@ -172,13 +168,6 @@ class IterBasedTrainLoop(_TrainLoop):
     @property
     def max_epochs(self) -> int:
         return 1
-
-    def run_iter(self, batch_idx: Any, data_batch: Any = _NO_BATCH) -> None:
-        """One optimization step and its hooks; ``run_iter(data_batch)`` as mmengine's
-        iteration loop is called (the batch index is then the loop's own count)."""
-        if data_batch is _NO_BATCH:
-            batch_idx, data_batch = self._inner_iter, batch_idx
-        super().run_iter(batch_idx, data_batch)
 
     @property
     def dataloader_iterator(self) -> EndlessIterator:
