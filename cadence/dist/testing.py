@@ -4,6 +4,9 @@
 fork server that imported torch once; spawned where there is none) on
 this machine, joins them into a gloo group over ``127.0.0.1`` on a free port and
 calls ``fn(*args)`` in each; it returns the ranks' return values ordered by rank.
+The group's store is served by the calling process on a port the OS gave it and held
+for the whole run, so parallel tests can never take each other's port (a port that is
+free, closed, then bound by the ranks could be taken in between).
 A failure in any rank, or a run longer than ``timeout`` seconds, stops every
 process and raises, so a broken collective fails a test instead of hanging it.
 ``fn`` and its arguments must be picklable (a module-level function).
@@ -51,11 +54,10 @@ def _worker(
         LOCAL_WORLD_SIZE=str(world_size),
     )
     try:
+        wait = datetime.timedelta(seconds=timeout)
+        store = torch_dist.TCPStore("127.0.0.1", port, world_size, is_master=False, timeout=wait)
         torch_dist.init_process_group(
-            backend,
-            rank=rank,
-            world_size=world_size,
-            timeout=datetime.timedelta(seconds=timeout),
+            backend, store=store, rank=rank, world_size=world_size, timeout=wait
         )
         try:
             results.put((rank, True, fn(*args)))
@@ -126,6 +128,14 @@ def _context() -> Any:
     return ctx
 
 
+def _serve_store(world_size: int, timeout: float) -> torch_dist.TCPStore:
+    """A store server on a port the OS picks, bound until the caller drops it."""
+    return torch_dist.TCPStore(
+        "127.0.0.1", 0, world_size, is_master=True,
+        timeout=datetime.timedelta(seconds=timeout), wait_for_workers=False,
+    )  # fmt: skip
+
+
 def run_distributed(
     fn: Callable[..., Any],
     *args: Any,
@@ -138,7 +148,8 @@ def run_distributed(
         raise ValueError(f"world_size must be at least 1, got {world_size}")
     ctx = _context()
     results = ctx.Queue()
-    port = free_port()
+    store = _serve_store(world_size, timeout)
+    port = store.port
     processes = [
         ctx.Process(
             target=_worker,
@@ -177,4 +188,5 @@ def run_distributed(
             proc.join(timeout=max(deadline - time.monotonic(), 1.0))
     finally:
         _stop(processes)
+        del store
     return [outputs[rank] for rank in range(world_size)]
