@@ -1,35 +1,31 @@
 """Visualization: the Visualizer, its recording backends and the ``cadence plot`` command.
 
 Optional packages (tensorboard, wandb, mlflow, clearml, neptune, dvclive, aim,
-matplotlib) are imported only when a backend first writes or a plot is drawn.
+matplotlib) are imported only when a backend first writes or a plot is drawn; each
+backend's own module is imported when its name is first read or built.
 """
 
-from .image import encode_png, to_rgb_uint8, write_png
-from .mlflow_backend import MLflowVisBackend
-from .tensorboard_backend import TensorboardVisBackend
-from .tracker_backends import (
-    AimVisBackend,
-    ClearMLVisBackend,
-    DVCLiveVisBackend,
-    NeptuneVisBackend,
-)
-from .vis_backend import BaseVisBackend, LocalVisBackend, to_json_value
-from .visualizer import Visualizer
-from .wandb_backend import WandbVisBackend
+from __future__ import annotations
 
-__all__ = [
-    "AimVisBackend",
-    "BaseVisBackend",
-    "ClearMLVisBackend",
-    "DVCLiveVisBackend",
-    "LocalVisBackend",
-    "MLflowVisBackend",
-    "NeptuneVisBackend",
-    "TensorboardVisBackend",
-    "Visualizer",
-    "WandbVisBackend",
-    "encode_png",
-    "to_json_value",
-    "to_rgb_uint8",
-    "write_png",
-]
+from ..utils.lazy import lazy_exports
+
+#: name -> the module that defines it, imported when the name is first read.
+LAZY_EXPORTS: dict[str, str] = {
+    "encode_png": ".image",
+    "to_rgb_uint8": ".image",
+    "write_png": ".image",
+    "MLflowVisBackend": ".mlflow_backend",
+    "TensorboardVisBackend": ".tensorboard_backend",
+    "AimVisBackend": ".tracker_backends",
+    "ClearMLVisBackend": ".tracker_backends",
+    "DVCLiveVisBackend": ".tracker_backends",
+    "NeptuneVisBackend": ".tracker_backends",
+    "BaseVisBackend": ".vis_backend",
+    "LocalVisBackend": ".vis_backend",
+    "to_json_value": ".vis_backend",
+    "Visualizer": ".visualizer",
+    "WandbVisBackend": ".wandb_backend",
+}
+
+__all__ = sorted(LAZY_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, LAZY_EXPORTS)
