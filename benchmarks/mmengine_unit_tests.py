@@ -305,12 +305,19 @@ def _nice() -> None:
 def reference_side(
     groups: list[list[str]], root: Path, key: str, args: argparse.Namespace, logs: Path
 ) -> Side:
-    """The cached reference outcomes for ``key``, else a fresh run of the reference venv."""
-    if REFERENCE_CACHE.exists() and not args.refresh_reference and not args.only:
+    """The cached reference outcomes for ``key`` (those of ``groups``' files on a trial),
+    else a fresh run of the reference venv."""
+    if REFERENCE_CACHE.exists() and not args.refresh_reference:
         cached = json.loads(REFERENCE_CACHE.read_text(encoding="utf-8"))
         if cached.get("key") == key:
             print(f"reference: cached ({REFERENCE_CACHE.name}, mmengine {cached['mmengine']})")
-            return Side.from_json(cached)
+            side = Side.from_json(cached)
+            if args.only:
+                files = {f for group in groups for f in group}
+                side.outcomes = {
+                    k: v for k, v in side.outcomes.items() if k.split("::", 1)[0] in files
+                }
+            return side
     versions = subprocess.run(
         [
             args.reference_python,
@@ -388,7 +395,8 @@ def main() -> None:
         "--only",
         nargs="*",
         default=[],
-        help="run only these files/folders (a trial: nothing is cached)",
+        help="run only these files/folders (a trial: the cached reference is used, "
+        "nothing is written)",
     )
     parser.add_argument(
         "--refresh-reference",

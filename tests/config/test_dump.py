@@ -271,6 +271,46 @@ def test_pretty_text_is_formatted():
     assert Config.fromstring(text, ".py") == cfg
 
 
+def test_pretty_text_layout_splits_only_what_does_not_fit():
+    cfg = Config(
+        dict(
+            short=dict(type="A", x=(1,)),
+            model=dict(type="Net", layers=[dict(type="Conv", channels=c) for c in (16, 32, 64)],
+                       head=dict(type="Head", num_classes=10, loss=dict(type="CE", w=1.0))),
+            single=("a" * 95,),
+        )
+    )  # fmt: skip
+    assert cfg.pretty_text == (
+        "short = dict(type='A', x=(1,))\n"
+        "model = dict(\n"
+        "    type='Net',\n"
+        "    layers=[\n"
+        "        dict(type='Conv', channels=16),\n"
+        "        dict(type='Conv', channels=32),\n"
+        "        dict(type='Conv', channels=64),\n"
+        "    ],\n"
+        "    head=dict(type='Head', num_classes=10, loss=dict(type='CE', w=1.0)),\n"
+        ")\n"
+        "single = (\n"
+        f"    '{'a' * 95}',\n"
+        ")\n"
+    )
+
+
+@PROPERTY
+@given(cfg=configs)
+def test_property_pretty_text_split_everywhere_loads_back_equal(cfg):
+    """With a 1-column limit every container is split, one item per line."""
+    from cadence.config import dump
+
+    old, dump.COLUMNS = dump.COLUMNS, 1
+    try:
+        text = Config(cfg).pretty_text
+    finally:
+        dump.COLUMNS = old
+    assert typed(Config.fromstring(text, ".py").to_dict()) == typed(cfg)
+
+
 # ----------------------------------------------------------------------- diff
 def test_diff_of_equal_configs_is_empty(write_files):
     root = write_files({"a.py": "x = dict(y=1)\n", "b.py": "x = dict(y=1)\n"})
