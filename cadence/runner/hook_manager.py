@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -31,16 +32,9 @@ def _positional_call(fn: Callable[..., Any], names: tuple[str, ...]) -> Callable
     ``(runner, **kwargs)`` or keyword-only parameters, as mmengine calls by keyword)."""
     if not names:
         return fn
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    if len(params) > len(names) and all(p.kind in positional for p in params[: len(names) + 1]):
-        if [p.name for p in params[1 : len(names) + 1]] == list(names):
-            return fn
-    kinds = {p.kind for p in params}
-    if inspect.Parameter.VAR_POSITIONAL in kinds and inspect.Parameter.VAR_KEYWORD not in kinds:
+    func = getattr(fn, "__func__", None)  # a bound method: decided once per function
+    by_position = _by_position(func, names) if func is not None else _takes(fn, names, 1)
+    if by_position:
         return fn
 
     def by_keyword(runner: RunnerProtocol, *args: Any) -> Any:
@@ -48,6 +42,28 @@ def _positional_call(fn: Callable[..., Any], names: tuple[str, ...]) -> Callable
 
     by_keyword.__wrapped__ = fn  # type: ignore[attr-defined]  # the hang report names its hook
     return by_keyword
+
+
+@functools.lru_cache(maxsize=1024)
+def _by_position(func: Callable[..., Any], names: tuple[str, ...]) -> bool:
+    """:func:`_takes` for a method's function (its first parameter is ``self``)."""
+    return _takes(func, names, 2)
+
+
+def _takes(fn: Callable[..., Any], names: tuple[str, ...], first: int) -> bool:
+    """Whether ``fn`` takes ``names`` by position from its parameter ``first`` (the one
+    after the runner), or takes only ``*args``."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    end = first + len(names)
+    if len(params) >= end and all(p.kind in positional for p in params[:end]):
+        if [p.name for p in params[first:end]] == list(names):
+            return True
+    kinds = {p.kind for p in params}
+    return inspect.Parameter.VAR_POSITIONAL in kinds and inspect.Parameter.VAR_KEYWORD not in kinds
 
 
 def _as_positions(names: tuple[str, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...] | None:
