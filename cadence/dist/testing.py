@@ -15,10 +15,10 @@ process and raises, so a broken collective fails a test instead of hanging it.
 from __future__ import annotations
 
 import datetime
-import importlib.util
 import os
 import queue
 import socket
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -103,28 +103,28 @@ def _more_failures(results: Any, received: int, world_size: int) -> dict[int, st
 
 #: Imported once by the fork server; each rank forks from it instead of importing anew.
 #: ``torch._dynamo`` is what DistributedDataParallel and FSDP's ``fully_shard`` import on
-#: first use (3 s per rank); DeepSpeed (3.5 s to import) only where installed, with the
-#: module its ZeRO optimizer check imports on first use (3 s: it compiles functions, which
-#: imports torch's inductor). None of them starts a thread on import, so forking after
+#: first use (3 s per rank). None of them starts a thread on import, so forking after
 #: them is safe; a module a version lacks is skipped (the fork server ignores it).
 PRELOAD = (
     "torch", "torch.distributed", "torch._dynamo", "torch.distributed.checkpoint",
     "cadence.runner",
-) + (
-    ("deepspeed", "deepspeed.runtime.zero.muon.muon_optimizer")
-    if importlib.util.find_spec("deepspeed") is not None
-    else ()
 )  # fmt: skip
+#: Preloaded too where the calling process has imported DeepSpeed (3.5 s to import, and
+#: the module its ZeRO optimizer check imports on first use: 3 s, it compiles functions):
+#: a process that runs DeepSpeed ranks pays once, one that never does pays nothing.
+DEEPSPEED_PRELOAD = ("deepspeed", "deepspeed.runtime.zero.muon.muon_optimizer")
 
 
 def _context() -> Any:
     """Fresh ranks without paying for ``import torch`` each time: a fork server (started
-    once, clean: it never ran a test) that imported :data:`PRELOAD`; spawn where there
-    is none (Windows)."""
+    once, clean: it never ran a test) that imported :data:`PRELOAD` (and
+    :data:`DEEPSPEED_PRELOAD` where this process imported DeepSpeed before it started);
+    spawn where there is none (Windows)."""
     if "forkserver" not in mp.get_all_start_methods():
         return mp.get_context("spawn")
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(list(PRELOAD))
+    deepspeed = DEEPSPEED_PRELOAD if "deepspeed" in sys.modules else ()
+    ctx.set_forkserver_preload([*PRELOAD, *deepspeed])
     return ctx
 
 

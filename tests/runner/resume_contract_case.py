@@ -311,6 +311,9 @@ def main() -> None:
         if spec.get("ddp"):
             from cadence.dist.testing import run_distributed
 
+            if spec.get("strategy") == "deepspeed":
+                import deepspeed  # noqa: F401  (then the ranks' fork server preloads it)
+
             run_distributed(_rank_main, spec, run, extra, world_size=2, timeout=120)
         else:
             train(spec, run, **extra)
