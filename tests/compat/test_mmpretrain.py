@@ -113,3 +113,30 @@ def test_mmpretrain_tools_train_resume_test_and_cadence_train(tmp_path: Path) ->
     cli = _run(tmp_path, "-m", "cadence", "train", str(cfg), "--work-dir",
                str(tmp_path / "cli"), *_options(data, 1))  # fmt: skip
     assert _losses(cli) == _losses(first)  # door (a) and door (b): one engine, same numbers
+
+
+@pytest.mark.slow
+@pytest.mark.dist
+def test_mmpretrain_tools_train_under_torchrun_with_two_processes(tmp_path: Path) -> None:
+    """The projects' ``dist_train.sh`` way: ``torchrun ... tools/train.py CONFIG --launcher
+    pytorch``, here through door (b) with 2 gloo processes; the checkpoint it writes is
+    tested by ``tools/test.py`` in one process."""
+    from cadence.dist.testing import free_port
+
+    data = tmp_path / "cifar10"
+    _write_cifar10(data)
+    cfg = _config(tmp_path)
+    work = tmp_path / "work"
+    torchrun = ["-m", "torch.distributed.run", "--nproc-per-node", "2",
+                "--master-port", str(free_port())]  # fmt: skip
+    trained = _run(tmp_path, *torchrun, "-m", "cadence.compat.mmengine", str(TOOLS / "train.py"),
+                   str(cfg), "--work-dir", str(work), "--launcher", "pytorch",
+                   *_options(data, 1), "env_cfg.dist_cfg.backend=gloo")  # fmt: skip
+    # 10 training images, 5 per batch on each of 2 ranks: one iteration per epoch
+    assert "Epoch(train) [1][1/1]" in trained and "Epoch(train) [1][2/2]" not in trained
+    assert re.search(r"world.size\W+2\b", trained, re.IGNORECASE), trained[-3000:]
+    assert (work / "epoch_1.pth").is_file()
+    tested = _run(tmp_path, "-m", "cadence.compat.mmengine", str(TOOLS / "test.py"), str(cfg),
+                  str(work / "epoch_1.pth"), "--work-dir", str(tmp_path / "test"),
+                  *_options(data, 1))  # fmt: skip
+    assert re.search(r"Epoch\(test\).*accuracy/top1: [0-9.]+", tested)
