@@ -115,7 +115,7 @@ PRELOAD = (
 DEEPSPEED_PRELOAD = ("deepspeed", "deepspeed.runtime.zero.muon.muon_optimizer")
 
 
-def _context() -> Any:
+def fork_context() -> Any:
     """Fresh ranks without paying for ``import torch`` each time: a fork server (started
     once, clean: it never ran a test) that imported :data:`PRELOAD` (and
     :data:`DEEPSPEED_PRELOAD` where this process imported DeepSpeed before it started);
@@ -146,7 +146,7 @@ def run_distributed(
     """Call ``fn(*args)`` on ``world_size`` spawned ranks; return their results by rank."""
     if world_size < 1:
         raise ValueError(f"world_size must be at least 1, got {world_size}")
-    ctx = _context()
+    ctx = fork_context()
     results = ctx.Queue()
     store = _serve_store(world_size, timeout)
     port = store.port

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 import torch
+from fresh_python import run_python
 
 from cadence.checkpoint import verify_checkpoint
 from cadence.runner import find_latest_checkpoint
@@ -93,10 +92,7 @@ SCRIPT = textwrap.dedent(
 def run(tmp_path, mode, work, target="iter_4.pth"):
     script = tmp_path / "crash_case.py"
     script.write_text(SCRIPT.format(here=HERE))
-    return subprocess.run(
-        [sys.executable, str(script), mode, str(work), target],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    return run_python([str(script), mode, str(work), target], timeout=120)
 
 
 @pytest.fixture(scope="module")

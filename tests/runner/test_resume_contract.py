@@ -27,14 +27,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from fresh_python import run_python
 
 HERE = Path(__file__).resolve().parent
 BATCH = 4
@@ -80,12 +79,10 @@ def _run_child(tmp_path: Path, spec: dict[str, Any], phase: str) -> int:
     spec_path.write_text(json.dumps(dict(spec, phase=phase, out=str(tmp_path))))
     path = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
     env = dict(os.environ, PYTHONPATH=path, OMP_NUM_THREADS="1")
+    code = "import resume_contract_case as c; c.main()"
+    proc = run_python(["-c", code, str(spec_path)], env=env, cwd=tmp_path, timeout=300)
     log = tmp_path / f"{phase}.out"
-    with open(log, "w") as out:  # not a pipe: orphaned DataLoader workers would hold it open
-        proc = subprocess.run(
-            [sys.executable, "-c", "import resume_contract_case as c; c.main()", str(spec_path)],
-            stdout=out, stderr=subprocess.STDOUT, env=env, timeout=300, cwd=tmp_path,
-        )  # fmt: skip
+    log.write_text(proc.stdout + proc.stderr)
     if phase == "resume":
         assert proc.returncode == 0, log.read_text()[-6000:]
     return proc.returncode
