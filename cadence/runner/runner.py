@@ -25,7 +25,7 @@ from ..registry import RUNNERS, STRATEGIES
 from ..utils.heartbeat import Heartbeat
 from .assemble import Trained, assemble, train_facts
 from .auto_resume import ResumePlan
-from .auto_scale import apply_auto_scale_workers
+from .auto_scale import apply_auto_scale_workers, check_auto_scale_workers
 from .environment import RunEnvironment
 from .hang_watch import watching_for_hangs
 from .hook_manager import DEFAULT_HOOKS, HookManager
@@ -111,6 +111,7 @@ class Runner(MMEngineNames):
             default_scope=default_scope,
         )  # fmt: skip
         self.paths = RunPaths(work_dir, load_from, resume, backend_args)
+        check_auto_scale_workers(self.settings.auto_scale_workers)
         self.cfg = cfg if isinstance(cfg, Config) else Config(dict(cfg or {}))
         self.processes = Processes(self._strategy(strategy), self.settings)
         #: what the loops bump at each step boundary, for the hang watchdog

@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .auto_scale import check_auto_scale_workers
 from .hang_watch import hang_timeout_from
 from .hook_manager import as_list
 
@@ -68,7 +67,6 @@ class RunSettings:
                 "param_scheduler should be None when optim_wrapper is None (schedulers change "
                 f"the optimizer's values), got {self.param_scheduler!r}"
             )
-        check_auto_scale_workers(self.auto_scale_workers)
         hang_timeout_from(self.env_cfg)  # a bad value is refused now, not when a loop runs
         self.custom_hooks = as_list(self.custom_hooks)
         self.launcher = self.launcher or "none"
