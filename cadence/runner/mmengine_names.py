@@ -12,7 +12,7 @@ attributes, which run no Python code.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .forward import Forward, Settable
@@ -22,11 +22,16 @@ if TYPE_CHECKING:
     from torch import nn
     from torch.utils.data import DataLoader
 
+    from ..checkpoint import CheckpointManager
     from ..config import Config
     from ..hooks import Hook
+    from ..logging import LogProcessor, MessageHub, MMLogger
     from ..loops import BaseLoop
     from ..optim import OptimWrapper
+    from ..registry import DefaultScope
+    from ..strategies.base import BaseStrategy
     from ..utils.heartbeat import Heartbeat
+    from ..visualization import Visualizer
     from .assemble import Schedulers, Trained
     from .environment import RunEnvironment
     from .hook_manager import HookManager
@@ -59,39 +64,39 @@ class MMEngineNames:
         def setup_env(self, env_cfg: Mapping[str, Any] | None = None) -> None: ...
 
     # ------------------------------------------------- reporting (env)
-    logger = Settable["MMLogger"]("env.logger")
-    message_hub = Settable["MessageHub"]("env.message_hub")
-    visualizer = Settable["Visualizer"]("env.visualizer")
-    log_processor = Settable["LogProcessor"]("env.log_processor")
-    timestamp = Forward[str]("env.timestamp", "When the run was built, ``YYYYmmdd_HHMMSS``.")
-    log_dir = Forward[str]("env.log_dir", "``<work_dir>/<timestamp>``: this run's log folder.")
-    experiment_name = Forward["str | None"]("env.experiment_name", "The run's name.")
-    _experiment_name = Settable["str | None"]("env.experiment_name")
-    build_logger = Forward["Callable[..., MMLogger]"]("env.build_logger")
-    build_message_hub = Forward["Callable[..., MessageHub]"]("env.build_message_hub")
-    build_visualizer = Forward["Callable[..., Visualizer]"]("env.build_visualizer")
-    build_log_processor = Forward["Callable[..., LogProcessor]"]("env.build_log_processor")
-    default_scope = Forward["DefaultScope | None"]("env.default_scope")
+    logger: Settable[MMLogger] = Settable("env.logger")
+    message_hub: Settable[MessageHub] = Settable("env.message_hub")
+    visualizer: Settable[Visualizer] = Settable("env.visualizer")
+    log_processor: Settable[LogProcessor] = Settable("env.log_processor")
+    timestamp: Forward[str] = Forward("env.timestamp")
+    log_dir: Forward[str] = Forward("env.log_dir")
+    experiment_name: Forward[str | None] = Forward("env.experiment_name", "The run's name.")
+    _experiment_name: Settable[str | None] = Settable("env.experiment_name")
+    build_logger: Forward[Callable[..., MMLogger]] = Forward("env.build_logger")
+    build_message_hub: Forward[Callable[..., MessageHub]] = Forward("env.build_message_hub")
+    build_visualizer: Forward[Callable[..., Visualizer]] = Forward("env.build_visualizer")
+    build_log_processor: Forward[Callable[..., LogProcessor]] = Forward("env.build_log_processor")
+    default_scope: Forward[DefaultScope | None] = Forward("env.default_scope")
 
     # ------------------------------------------------ trained objects
-    optim_wrapper = Settable["OptimWrapper"]("trained.optim_wrapper")
-    param_schedulers = Settable["Schedulers | None"]("trained.param_schedulers")
+    optim_wrapper: Settable[OptimWrapper] = Settable("trained.optim_wrapper")
+    param_schedulers: Settable[Schedulers | None] = Settable("trained.param_schedulers")
 
     # ---------------------------------------------- settings and paths
-    randomness_cfg = Settable["dict[str, Any]"]("settings.randomness")
-    auto_scale_lr = Forward["dict[str, Any]"]("settings.auto_scale_lr")
-    launcher = Forward[str]("settings.launcher")
-    compiled = Forward[bool]("settings.compiled", "Whether the model is compiled.")
-    deterministic = Forward[bool]("settings.deterministic")
-    work_dir = Forward[str]("paths.work_dir", "The work dir (a URL's local staging folder).")
-    resuming = Forward["bool | str"]("paths.resume", "The ``resume`` setting.")
-    _resume = Settable["bool | str"]("paths.resume")
+    randomness_cfg: Settable[dict[str, Any]] = Settable("settings.randomness")
+    auto_scale_lr: Forward[dict[str, Any]] = Forward("settings.auto_scale_lr")
+    launcher: Forward[str] = Forward("settings.launcher")
+    compiled: Forward[bool] = Forward("settings.compiled", "Whether the model is compiled.")
+    deterministic: Forward[bool] = Forward("settings.deterministic")
+    work_dir: Forward[str] = Forward("paths.work_dir")
+    resuming: Forward[bool | str] = Forward("paths.resume", "The ``resume`` setting.")
+    _resume: Settable[bool | str] = Settable("paths.resume")
 
     # ------------------------------------------------------- processes
-    strategy = Forward["BaseStrategy"]("processes.strategy")
-    rank = Forward[int]("processes.rank", "This process's rank (the launcher's until set up).")
-    world_size = Forward[int]("processes.world_size", "The number of processes.")
-    seed = Forward["int | None"]("processes.strategy.seed", "The base random seed.")
+    strategy: Forward[BaseStrategy] = Forward("processes.strategy")
+    rank: Forward[int] = Forward("processes.rank")
+    world_size: Forward[int] = Forward("processes.world_size", "The number of processes.")
+    seed: Forward[int | None] = Forward("processes.strategy.seed", "The base random seed.")
 
     @property
     def distributed(self) -> bool:
@@ -99,11 +104,11 @@ class MMEngineNames:
         return self.processes.world_size > 1
 
     # ----------------------------------------------------------- loops
-    stage_calls = Forward["Mapping[str, tuple[Any, ...]]"]("hook_manager.stage_calls")
-    train_loop_or_none = Forward["BaseLoop | None"]("loops.train", "The built training loop.")
-    _train_loop = Settable["BaseLoop | None"]("loops.train", setter=RunLoops.set_train)
-    _val_loop = Settable["BaseLoop | None"]("loops.val")
-    _test_loop = Settable["BaseLoop | None"]("loops.test")
+    stage_calls: Forward[Mapping[str, tuple[Any, ...]]] = Forward("hook_manager.stage_calls")
+    train_loop_or_none: Forward[BaseLoop | None] = Forward("loops.train")
+    _train_loop: Settable[BaseLoop | None] = Settable("loops.train", setter=RunLoops.set_train)
+    _val_loop: Settable[BaseLoop | None] = Settable("loops.val")
+    _test_loop: Settable[BaseLoop | None] = Settable("loops.test")
 
     @property
     def train_loop(self) -> BaseLoop:
@@ -253,8 +258,8 @@ class MMEngineNames:
         self.hook_manager.blame(exc, fn_name, fn)
 
     # ----------------------------------------------------- checkpoints
-    checkpoints = Forward["CheckpointManager"]("persistence.manager", "The checkpoint manager.")
-    initialises_weights = Forward[bool]("persistence.initialises_weights")
+    checkpoints: Forward[CheckpointManager] = Forward("persistence.manager")
+    initialises_weights: Forward[bool] = Forward("persistence.initialises_weights")
 
     def load_or_resume(self) -> None:
         """Resume (``resume=True`` or a path) or load weights (``load_from``), once."""

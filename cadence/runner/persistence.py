@@ -39,7 +39,7 @@ class _CurrentHub:
     def state_dict(self) -> dict[str, Any]:
         return self.env.message_hub.state_dict()
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+    def load_state_dict(self, state: dict[str, Any]) -> None:
         self.env.message_hub.load_state_dict(state)
 
 
