@@ -1,10 +1,10 @@
 """Typed attributes that read (and write) an attribute of one of the object's parts:
-``message_hub = Forward[MessageHub]("env.message_hub")``.
+``message_hub: Forward[MessageHub] = Forward("env.message_hub")``, one line a name.
 
-Each is a :class:`property` whose getter is an :func:`operator.attrgetter`, so reading
-it runs no Python code: the hooks read ``runner.message_hub`` and
-``runner.optim_wrapper`` on every training step, and forwarding them costs a C
-attribute lookup, not a Python call.
+Each is a :class:`property` whose getter is an :func:`operator.attrgetter`: reading
+it runs no Python code (no frame; the hooks read ``runner.message_hub`` and
+``runner.optim_wrapper`` on every training step), and takes about what a Python
+property does (~100 ns against ~10 ns for a plain attribute).
 """
 
 from __future__ import annotations
