@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from torch import nn
@@ -74,17 +74,32 @@ def restore_rank_local_buffers(module: nn.Module, saved: dict[str, torch.Tensor]
                 own[name].copy_(value)
 
 
-class RngStreams:
-    """Every rank's RNG streams as one checkpoint part (saving gathers: a collective)."""
+class Ranks(Protocol):
+    """Where this process stands among the run's (a strategy): read when a part loads."""
 
-    def __init__(self, rank: int, world_size: int, logger: Any = None) -> None:
-        self.rank, self.world_size, self.logger = rank, world_size, logger
+    @property
+    def rank(self) -> int: ...
+
+    @property
+    def world_size(self) -> int: ...
+
+
+class RngStreams:
+    """Every rank's RNG streams as one checkpoint part (saving gathers: a collective).
+
+    ``ranks`` is asked for this process's rank when the streams are restored, so the
+    part may be made before the process group exists.
+    """
+
+    def __init__(self, ranks: Ranks, logger: Any = None) -> None:
+        self.ranks, self.logger = ranks, logger
 
     def state_dict(self) -> dict[str, Any]:
         return gather_rng_states()
 
     def load_state_dict(self, saved: dict[str, Any]) -> None:
-        restore_rng_states(saved, self.rank, self.world_size, self.logger)
+        ranks = self.ranks
+        restore_rng_states(saved, ranks.rank, ranks.world_size, self.logger)
 
 
 class RankLocalBuffers:

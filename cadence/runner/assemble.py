@@ -19,7 +19,27 @@ from typing import TYPE_CHECKING, Any
 from torch import nn
 
 if TYPE_CHECKING:
+    import logging
+
+    from ..optim import OptimWrapper
     from ..strategies import BaseStrategy
+
+#: Parameter schedulers: one list, or a list per name of an ``OptimWrapperDict``.
+Schedulers = list[Any] | dict[str, list[Any]]
+
+
+@dataclass
+class Trained:
+    """What assembly returns and the loops train: the model as the strategy set it up,
+    its optimizer wrapper and parameter schedulers (None until built)."""
+
+    model: nn.Module | None = None
+    optim_wrapper: OptimWrapper | None = None
+    param_schedulers: Schedulers | None = None
+
+    def drop(self) -> None:
+        """Forget all three (the strategy is about to release what wraps them)."""
+        self.model = self.optim_wrapper = self.param_schedulers = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +106,87 @@ def assemble(
     return model, optim_wrapper, schedulers
 
 
+def model_name(model: nn.Module | None, model_cfg: Any, strategy: BaseStrategy) -> str:
+    """The class name of the built ``model`` (unwrapped), else of its config's ``type``."""
+    if model is not None:
+        return type(strategy.unwrap(model)).__name__
+    if not isinstance(model_cfg, Mapping):
+        return type(model_cfg).__name__
+    kind = model_cfg.get("type")
+    if isinstance(kind, str):
+        return kind.rsplit(".", 1)[-1]
+    return str(getattr(kind, "__name__", kind))
+
+
+def wrap_model(
+    strategy: BaseStrategy, model: nn.Module, model_wrapper_cfg: Mapping[str, Any] | None
+) -> nn.Module:
+    """``model`` on the strategy's device, wrapped by it (DDP, FSDP...) or, with a
+    ``model_wrapper_cfg``, by that ``MODEL_WRAPPERS`` config."""
+    model = model.to(strategy.device)
+    if model_wrapper_cfg is None:
+        wrapped: nn.Module = strategy.wrap_model(model)
+        return wrapped
+    from ..registry import MODEL_WRAPPERS
+
+    built: nn.Module = MODEL_WRAPPERS.build(
+        dict(model_wrapper_cfg), default_args={"module": model}, key_path="model_wrapper_cfg"
+    )
+    return built
+
+
+def build_schedulers_for(
+    optim_wrapper: OptimWrapper | None, scheduler: Any, loop: Any
+) -> Schedulers:
+    """The schedulers of ``scheduler`` for ``optim_wrapper``; a built training ``loop``'s
+    length is their default ``end`` and converts ``convert_to_iter_based`` ones."""
+    if optim_wrapper is None:
+        from .errors import RunnerOrderError
+
+        raise RunnerOrderError(
+            "build_param_scheduler needs runner.optim_wrapper: set it (e.g. to "
+            "runner.build_optim_wrapper(cfg)) first"
+        )
+    from ..optim import build_param_schedulers
+
+    lengths: dict[str, Any] = {}
+    if loop is not None:
+        try:
+            lengths["epoch_length"] = len(loop.dataloader)
+        except TypeError:
+            pass
+        lengths.update(max_epochs=loop.max_epochs, max_iters=loop.max_iters)
+    built: Schedulers = build_param_schedulers(optim_wrapper, scheduler, **lengths)
+    return built
+
+
+def scale_lr_for(
+    optim_wrapper: Any,
+    auto_scale_lr: Mapping[str, Any] | None,
+    *,
+    schedulers: Schedulers | None,
+    world_size: int,
+    loader: Any,
+    logger: logging.Logger,
+) -> None:
+    """Scale ``optim_wrapper``'s learning rates by the total batch size of ``loader`` over
+    ``auto_scale_lr.base_batch_size`` when ``auto_scale_lr.enable`` is set; refused once
+    ``schedulers`` are built (they record the initial rates)."""
+    if not auto_scale_lr or not auto_scale_lr.get("enable", False):
+        return
+    if schedulers is not None:
+        from .errors import RunnerOrderError
+
+        raise RunnerOrderError(
+            "scale_lr must be called before the parameter schedulers are built: they "
+            "record the initial learning rates"
+        )
+    from ..strategies import scale_lr
+    from .auto_scale import auto_scale_lr_ratio
+
+    scale_lr(optim_wrapper, auto_scale_lr_ratio(auto_scale_lr, world_size, loader, logger))
+
+
 def train_facts(
     loop: Any, auto_scale_lr: Mapping[str, Any], world_size: int, logger: Any
 ) -> TrainFacts:
@@ -106,4 +207,7 @@ def train_facts(
     )
 
 
-__all__ = ["TrainFacts", "assemble", "build_model", "train_facts"]
+__all__ = [
+    "Schedulers", "TrainFacts", "Trained", "assemble", "build_model", "build_schedulers_for",
+    "model_name", "scale_lr_for", "train_facts", "wrap_model",
+]  # fmt: skip

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ..config.errors import ConfigAssertionError
 from ..utils import did_you_mean
@@ -43,25 +43,7 @@ if TYPE_CHECKING:
     import logging
 
     from ..config import Config
-
-
-class _ScalableRunner(Protocol):
-    """What :func:`apply_auto_scale_workers` reads and rescales of a :class:`Runner` (a
-    view: the runner module imports this one)."""
-
-    _auto_scale_lr: dict[str, Any]
-    _given: dict[str, Any]
-    _param_scheduler_cfg: Any
-    _default_hooks: Mapping[str, Any] | None
-
-    @property
-    def world_size(self) -> int: ...
-
-    @property
-    def cfg(self) -> Config: ...
-
-    @property
-    def logger(self) -> logging.Logger: ...
+    from .settings import RunSettings
 
 
 _KEYS = ("enable", "reference_world_size")
@@ -263,34 +245,36 @@ def scale_to_world_size(
     return out, changes.lines
 
 
-def apply_auto_scale_workers(runner: _ScalableRunner, cfg: Mapping[str, Any] | None) -> list[str]:
-    """Rescale ``runner``'s configs to its world size per ``cfg`` (``auto_scale_workers``).
+def apply_auto_scale_workers(
+    settings: RunSettings, world_size: int, cfg: Config | None, logger: logging.Logger | None
+) -> list[str]:
+    """Rescale the run's ``settings`` to ``world_size`` per their ``auto_scale_workers``,
+    and write the rescaled parts into ``cfg`` (what is saved into the work dir).
 
     Called once at setup, after the process group exists and before anything
     is built; logs one line listing every ``old -> new`` change and returns them.
     """
-    reference = check_auto_scale_workers(cfg)
+    reference = check_auto_scale_workers(settings.auto_scale_workers)
     if reference is None:
         return []
-    auto_scale_lr = runner._auto_scale_lr
+    auto_scale_lr = settings.auto_scale_lr
     if auto_scale_lr.get("enable", False):
         raise ValueError(
             "auto_scale_workers and auto_scale_lr are both enabled; they would scale the "
             "learning rate twice. Keep auto_scale_workers (it scales the learning rate too) "
             "and set auto_scale_lr=dict(enable=False), or turn auto_scale_workers off"
         )
-    world_size = int(runner.world_size)
-    given = runner._given
+    given = settings.loop_parts
     parts = dict(
         train_cfg=given["train_cfg"], optim_wrapper=given["optim_wrapper"],
-        param_scheduler=runner._param_scheduler_cfg, default_hooks=runner._default_hooks,
+        param_scheduler=settings.param_scheduler, default_hooks=settings.default_hooks,
     )  # fmt: skip
     scaled, lines = scale_to_world_size(parts, world_size, reference)
     given["train_cfg"] = scaled["train_cfg"]
     given["optim_wrapper"] = scaled["optim_wrapper"]
-    runner._param_scheduler_cfg = scaled["param_scheduler"]
-    runner._default_hooks = scaled["default_hooks"]
-    _update_config(runner.cfg, scaled, world_size)
+    settings.param_scheduler = scaled["param_scheduler"]
+    settings.default_hooks = scaled["default_hooks"]
+    _update_config(cfg, scaled, world_size)
     batch = _batch_size(given.get("train_dataloader"))
     head = f"auto_scale_workers: reference world size {reference} -> {world_size}"
     if batch is not None:
@@ -299,8 +283,8 @@ def apply_auto_scale_workers(runner: _ScalableRunner, cfg: Mapping[str, Any] | N
             f"{batch * reference} -> {batch * world_size}"
         )
     body = "; ".join(lines) if lines else "nothing else to change"
-    if runner.logger is not None:
-        runner.logger.info(f"{head}; {body}")
+    if logger is not None:
+        logger.info(f"{head}; {body}")
     return lines
 
 

@@ -98,10 +98,14 @@ class HookManager:
     def __init__(self, heartbeat: Heartbeat | None = None) -> None:
         self._hooks: list[tuple[int, int, str, Hook]] = []
         self._table: dict[str, list[_Entry]] = {stage: [] for stage in Hook.stages}
-        self._calls: dict[str, tuple[Callable[..., Any], ...]] = {s: () for s in Hook.stages}
+        #: Per stage, the functions :meth:`call` runs, in order: ``fn(runner, *args)`` with
+        #: the stage's arguments (:data:`STAGE_ARGS`) by position. The same mapping object
+        #: for the life of this manager (registering a hook updates it), so a loop may keep
+        #: it and call a stage's functions itself; it then reports an error with :meth:`blame`.
+        self.stage_calls: dict[str, tuple[Callable[..., Any], ...]] = {s: () for s in Hook.stages}
         self._warned: set[str] = set()
         self.heartbeat = heartbeat if heartbeat is not None else Heartbeat()
-        self.heartbeat.hooks = self._calls
+        self.heartbeat.hooks = self.stage_calls
 
     def __len__(self) -> int:
         return len(self._hooks)
@@ -175,21 +179,10 @@ class HookManager:
         for priority, _, name, hook in self._hooks:
             for stage in hook.implemented_stages():
                 self._table[stage].append(_Entry(name, hook, priority, getattr(hook, stage)))
-        self._calls.update(  # updated in place: the runner hands this dict to the loops
+        self.stage_calls.update(  # updated in place: the runner hands this dict to the loops
             (stage, tuple(_positional_call(e.fn, STAGE_ARGS[stage]) for e in entries))
             for stage, entries in self._table.items()
         )
-
-    @property
-    def stage_calls(self) -> Mapping[str, tuple[Callable[..., Any], ...]]:
-        """Per stage, the functions :meth:`call` runs, in order: ``fn(runner, *args)`` with
-        the stage's arguments (:data:`STAGE_ARGS`) by position.
-
-        The same mapping object for the life of this manager (registering a hook
-        updates it), so a loop may keep it and call a stage's functions itself;
-        it then reports an error with :meth:`blame`.
-        """
-        return self._calls
 
     def call(self, stage: str, runner: RunnerProtocol, **kwargs: Any) -> None:
         """Run ``stage`` on every hook that implements it; errors name hook and stage.
@@ -197,7 +190,7 @@ class HookManager:
         The arguments go by position through :attr:`stage_calls`; arguments that
         are not a leading run of the stage's own go to each hook as given.
         """
-        calls = self._calls.get(stage)
+        calls = self.stage_calls.get(stage)
         if calls is None:
             self._call_custom(stage, runner, kwargs)
             return
@@ -248,7 +241,7 @@ class HookManager:
         """Note on ``exc`` which hook raised it at ``stage``, ``fn`` being one of
         ``stage_calls[stage]`` (or that hook's method); nothing when ``fn`` is neither."""
         entries = self._table.get(stage, [])
-        calls = self._calls.get(stage, ())
+        calls = self.stage_calls.get(stage, ())
         entry = None
         if fn in calls:
             entry = entries[calls.index(fn)]
@@ -257,6 +250,31 @@ class HookManager:
         if entry is not None and hasattr(exc, "add_note"):
             exc.add_note(f"raised by hook '{entry.name}' ({type(entry.hook).__name__}) "
                          f"at stage '{stage}'")  # fmt: skip
+
+    def register_defaults(self, overrides: Mapping[str, Any] | None) -> None:
+        """Register :data:`DEFAULT_HOOKS` updated by ``overrides`` under their names (a
+        name set to None removes that default hook)."""
+        for name, hook in merge_default_hooks(DEFAULT_HOOKS, overrides).items():
+            self.register(hook, name=name)
+
+    def mmengine_info(self) -> str:
+        """mmengine's listing: for each stage, its hooks in order as
+        ``(PRIORITY) ClassName`` (the priority's name when it has one)."""
+        from ..hooks import Priority
+
+        blocks = []
+        for stage in Hook.stages:
+            lines = []
+            for entry in self._table[stage]:
+                priority: str | int = entry.hook.priority
+                try:
+                    priority = Priority(priority).name
+                except ValueError:
+                    pass
+                lines.append(f"({priority:<12}) {type(entry.hook).__name__:<35}")
+            if lines:
+                blocks.append(f"{stage}:\n" + "\n".join(lines) + "\n -------------------- ")
+        return "\n".join(blocks)
 
     def describe(self) -> str:
         """For each stage, the hooks that run there in order, with priorities."""
@@ -277,6 +295,18 @@ class HookManager:
         for name, sub in state.items():
             if name in names:
                 names[name].load_state_dict(sub)
+
+
+#: The hooks every run has unless ``default_hooks`` removes one (``name=None``), by name.
+DEFAULT_HOOKS = {
+    "runtime_info": dict(type="RuntimeInfoHook"),
+    "timer": dict(type="IterTimerHook"),
+    "sampler_seed": dict(type="DistSamplerSeedHook"),
+    "logger": dict(type="LoggerHook"),
+    "param_scheduler": dict(type="ParamSchedulerHook"),
+    "checkpoint": dict(type="CheckpointHook", interval=1),
+    "preemption": dict(type="PreemptionHook"),
+}
 
 
 def merge_default_hooks(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..fileio import check_url, is_url, local_path
 from .auto_resume import AUTO
+from .work_dir_lock import WorkDirLock
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -41,7 +42,12 @@ def check_url_keys(cfg: Config, keys: Iterable[str] = PATH_KEYS) -> None:
 
 class RunPaths:
     """Where a run's files live: ``work_dir`` (local; the staging folder of a URL),
-    ``load_from``/``resume`` (staged when URLs), and the storage that mirrors them."""
+    ``load_from``/``resume`` (staged when URLs), the storage that mirrors them and the
+    work dir's lock.
+
+    ``resume`` is the run's setting (True, ``'auto'``, a path, False); while an
+    auto-resume looks for a checkpoint it reads True (what hooks see then).
+    """
 
     def __init__(
         self,
@@ -72,6 +78,8 @@ class RunPaths:
         self.resume = stage_url(self.storage, self._checkpoint(resume))
         #: the checkpoint (local or staged path) this run resumed from, once it has
         self.resumed_from: str | None = None
+        #: taken by ``train()`` before it writes to the work dir
+        self.lock = WorkDirLock(self.work_dir)
 
     def holds(self, path: str, folder: str) -> bool:
         """Whether ``path`` lies directly in ``folder`` (both resolved: links, ``..``)."""

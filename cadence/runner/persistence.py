@@ -1,8 +1,9 @@
-"""The runner's checkpoint methods: what a run's checkpoint holds, handed to the manager.
+"""Saving and restoring a whole run: what its checkpoint holds, handed to the manager.
 
-The runner knows *what* a checkpoint of the run holds (``meta``: position,
-versions, seed, config text; the message hub, hooks, training loop, RNG streams,
-rank-local buffers and the visualizer's tracker runs as parts);
+:class:`RunCheckpoints` knows *what* a checkpoint of the run holds (``meta``:
+position, versions, seed, config text; the message hub, hooks, training loop, RNG
+streams, rank-local buffers and the visualizer's tracker runs as parts, each
+registered once, when it is made) and *when* the run loads one;
 :class:`~cadence.checkpoint.CheckpointManager` knows *how* to save and restore it,
 through the strategy.
 """
@@ -14,96 +15,80 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..utils.heartbeat import Heartbeat
 from ..version import __version__
 from .auto_resume import ResumePlan
-from .paths import RunPaths
 
-if TYPE_CHECKING:  # the checkpoint package is imported when a checkpoint is first needed
+if TYPE_CHECKING:
+    from torch import nn
+
     from ..checkpoint import CheckpointManager
+    from ..contracts import RunnerProtocol
+    from ..strategies.base import BaseStrategy
+    from .environment import RunEnvironment
+    from .hook_manager import HookManager
+    from .paths import RunPaths
 
 
-class _TrainPosition:
-    """The training loop's position as the checkpoint part ``loops``."""
+class _CurrentHub:
+    """The environment's message hub as a checkpoint part, looked up at each save and load
+    (a script may replace ``runner.message_hub``)."""
 
-    def __init__(self, loop: Any) -> None:
-        self.loop = loop
+    def __init__(self, env: RunEnvironment) -> None:
+        self.env = env
 
     def state_dict(self) -> dict[str, Any]:
-        return {"train": self.loop.state_dict()}
+        return self.env.message_hub.state_dict()
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        self.loop.load_state_dict(state["train"])
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.env.message_hub.load_state_dict(state)
 
 
-class PersistenceMixin:
-    """Runner methods that save and restore the run (layout: docs/checkpoints.md)."""
+class RunCheckpoints:
+    """The run's checkpoints: save, resume, load weights, and the start's refusal to
+    overwrite an earlier run's.
 
-    _loaded: bool
-    _resume: bool | str
-    _load_from: str | None
-    _train_loop: Any
-    _hook_manager: Any
-    _cfg_text: str
-    _experiment_name: str | None
-    _checkpoints: CheckpointManager | None = None
-    strategy: Any
-    paths: RunPaths
-    heartbeat: Heartbeat
-    logger: Any
-    message_hub: Any
-    visualizer: Any
+    ``runner`` is the run the hooks see (their ``after_load_checkpoint`` and
+    ``before_save_checkpoint`` stages, its position and names); ``paths`` says where
+    its files are and what to load.
+    """
 
-    @property
-    def cfg(self) -> Any:
-        raise NotImplementedError
+    def __init__(
+        self,
+        runner: RunnerProtocol,
+        strategy: BaseStrategy,
+        paths: RunPaths,
+        env: RunEnvironment,
+        hook_manager: HookManager,
+    ) -> None:
+        from ..checkpoint import CheckpointManager  # with the first runner, not with its module
+        from ..checkpoint.rank_state import RngStreams
 
-    @property
-    def work_dir(self) -> str:
-        raise NotImplementedError
-
-    @property
-    def epoch(self) -> int:
-        raise NotImplementedError
-
-    @property
-    def iter(self) -> int:
-        raise NotImplementedError
-
-    @property
-    def seed(self) -> int | None:
-        raise NotImplementedError
-
-    def call_hook(self, fn_name: str, **kwargs: Any) -> None:
-        raise NotImplementedError
-
-    @property
-    def checkpoints(self) -> CheckpointManager:
-        """The run's checkpoint manager, with the run's current parts registered."""
-        from ..checkpoint import CheckpointManager
-        from ..checkpoint.rank_state import LoaderPlace, RankLocalBuffers, RngStreams
-
-        if self._checkpoints is None:
-            self._checkpoints = CheckpointManager(
-                self.strategy, self.work_dir, self.logger, storage=self.paths.storage
-            )
-        manager = self._checkpoints
-        strategy = self.strategy
-        if self.strategy.model is not None:
-            module = strategy.unwrap(strategy.model)
-            manager.register("buffers", RankLocalBuffers(module), per_rank=True, shared=False)
-        if self._train_loop is not None:
-            manager.register("loops", _TrainPosition(self._train_loop))
-            manager.register("data_stream", LoaderPlace(self._train_loop), per_rank=True)
-        manager.register("message_hub", self.message_hub, per_rank=True)
-        manager.register("hooks", self._hook_manager)
-        manager.register("rng", RngStreams(strategy.rank, strategy.world_size, self.logger))
-        visualizer = self.visualizer
+        self._runner = runner
+        self._paths = paths
+        logger = env.logger
+        #: saves and restores the registered parts through the strategy
+        self.manager: CheckpointManager = CheckpointManager(
+            strategy, paths.work_dir, logger, storage=paths.storage
+        )
+        manager = self.manager
+        manager.register("message_hub", _CurrentHub(env), per_rank=True)
+        manager.register("hooks", hook_manager)
+        manager.register("rng", RngStreams(strategy, logger))
+        visualizer = env.visualizer
         if callable(getattr(visualizer, "state_dict", None)) and callable(
             getattr(visualizer, "load_state_dict", None)
         ):
             manager.register("visualizer", visualizer)  # which tracker runs to continue
-        return manager
+        #: whether :meth:`load_or_resume` has run
+        self.loaded = False
+        #: the resolved config's text, for ``meta`` (set when the run starts)
+        self.cfg_text = ""
+
+    def register_model(self, module: nn.Module) -> None:
+        """Save this rank's non-parameter buffers of ``module`` (the unwrapped model)."""
+        from ..checkpoint.rank_state import RankLocalBuffers
+
+        self.manager.register("buffers", RankLocalBuffers(module), per_rank=True, shared=False)
 
     def load_or_resume(self) -> None:
         """Resume (``resume=True`` or a path) or load weights (``load_from``), once;
@@ -117,54 +102,56 @@ class PersistenceMixin:
         The config is recorded only now, after the resume, because recording opens
         the backends' tracker runs: a resumed run must open the ones it continues.
         """
-        if self._loaded:
+        if self.loaded:
             return
-        self._loaded = True
+        self.loaded = True
         self._load_or_resume()
-        if self.visualizer is not None and len(self.cfg):
-            self.visualizer.add_config(self.cfg)
+        runner = self._runner
+        if runner.visualizer is not None and len(runner.cfg):
+            runner.visualizer.add_config(runner.cfg)
 
     def _load_or_resume(self) -> None:
-        if self._train_loop is not None:
-            plan = ResumePlan.of(self._resume, self._load_from, self.strategy.world_size)
+        runner, paths = self._runner, self._paths
+        training = runner.train_loop_or_none is not None
+        if training:
+            plan = ResumePlan.of(paths.resume, paths.load_from, runner.strategy.world_size)
             if plan.auto and self._auto_resume(plan):
                 return
-        if self._train_loop is None or not self._resume:
-            if self._load_from is not None:
-                self.load_checkpoint(self._load_from)
+        if not training or not paths.resume:
+            if paths.load_from is not None:
+                self.load_checkpoint(paths.load_from)
             return
-        if isinstance(self._resume, str) or self._load_from is not None:
-            self.resume(self._resume if isinstance(self._resume, str) else str(self._load_from))
+        if isinstance(paths.resume, str) or paths.load_from is not None:
+            self.resume(paths.resume if isinstance(paths.resume, str) else str(paths.load_from))
             return
-        path = self.checkpoints.resume_latest(before_load=self._before_load,
-                                              foreign=self._foreign_work_dir())  # fmt: skip
+        path = self.manager.resume_latest(before_load=self._before_load,
+                                          foreign=self._foreign_work_dir())  # fmt: skip
         if path is None:
-            self.logger.info(f"resume=True but no checkpoint in {self.work_dir}; starting anew")
+            runner.logger.info(f"resume=True but no checkpoint in {paths.work_dir}; starting anew")
         else:
             self._note_resumed(path)
 
     def _foreign_work_dir(self) -> bool:
         """Whether no cadence run has recorded itself in the work dir (an mmengine one)."""
-        import os
-
         from .run_record import RECORD_FILE
 
-        return not os.path.isfile(os.path.join(self.work_dir, RECORD_FILE))
+        return not os.path.isfile(os.path.join(self._paths.work_dir, RECORD_FILE))
 
     def _auto_resume(self, plan: ResumePlan) -> bool:
         """Resume from the work dir's newest verified checkpoint if there is one (True);
         else leave ``resume`` as the run's first start would have it (False)."""
-        self._resume = True  # what hooks see while the checkpoint loads
-        path = self.checkpoints.resume_latest(
+        paths = self._paths
+        paths.resume = True  # what hooks see while the checkpoint loads
+        path = self.manager.resume_latest(
             before_load=self._before_load, restarted=plan.attempt.restarted
         )
         if path is not None:
             self._note_resumed(path, f" (auto-resume: {plan.reason})")
             return True
-        self._resume = plan.configured
-        self.logger.info(
-            f"auto-resume ({plan.reason}): no checkpoint in {self.work_dir} yet; "
-            + ("starting as configured" if self._resume or self._load_from else "starting anew")
+        paths.resume = plan.configured
+        self._runner.logger.info(
+            f"auto-resume ({plan.reason}): no checkpoint in {paths.work_dir} yet; "
+            + ("starting as configured" if paths.resume or paths.load_from else "starting anew")
         )
         return False
 
@@ -176,19 +163,21 @@ class PersistenceMixin:
         (rank 0 alone asks, inside the work-dir lock: nothing collective may happen here;
         a plan read from rank 0's environment alone would miss a restart that only another
         machine's launcher counted, and refuse a restarted job)."""
-        if plan.auto or (self._resume is True and self._load_from is None):
+        paths = self._paths
+        resume, load_from = paths.resume, paths.load_from
+        if plan.auto or (resume is True and load_from is None):
             return None
-        held = self.checkpoints.held()
+        held = self.manager.held()
         if not held:
             return None
-        source = self._resume if isinstance(self._resume, str) else None
-        if self._resume is True:
-            source = self._load_from
-        if source is not None and any(self.paths.holds(source, os.path.dirname(p)) for p in held):
+        source = resume if isinstance(resume, str) else None
+        if resume is True:
+            source = load_from
+        if source is not None and any(paths.holds(source, os.path.dirname(p)) for p in held):
             return None
         names = ", ".join(os.path.basename(p) for p in held[:4]) + (", ..." if held[4:] else "")
         return (
-            f"work dir {self.work_dir} holds the checkpoints of an earlier run ({names}), "
+            f"work dir {paths.work_dir} holds the checkpoints of an earlier run ({names}), "
             "which this new run would overwrite. Continue that run (--resume, or resume=True "
             "in the config), train in another work dir (--work-dir), or let this run replace "
             "them (--overwrite, or overwrite=True in the config)"
@@ -197,11 +186,11 @@ class PersistenceMixin:
     @property
     def initialises_weights(self) -> bool:
         """Whether ``train()`` calls the model's ``init_weights`` before loading a checkpoint."""
-        return ResumePlan.of(self._resume, self._load_from).initialises_weights
+        return ResumePlan.of(self._paths.resume, self._paths.load_from).initialises_weights
 
     def _before_load(self, checkpoint: dict[str, Any]) -> None:
         # As in mmengine: hooks see (and may edit) the checkpoint before it is restored.
-        self.call_hook("after_load_checkpoint", checkpoint=checkpoint)
+        self._runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
         if "loops" not in checkpoint and "meta" in checkpoint:  # mmengine: position in meta
             meta = checkpoint["meta"]
             position = {"epoch": meta.get("epoch", 0), "iter": meta.get("iter", 0)}
@@ -209,8 +198,9 @@ class PersistenceMixin:
 
     def _note_resumed(self, path: str, why: str = "") -> None:
         """Record (for the hooks: which folder their saved file names belong to) and log it."""
-        self.paths.resumed_from = path
-        self.logger.info(f"Resumed from {path} at epoch {self.epoch}, iter {self.iter}{why}")
+        self._paths.resumed_from = path
+        runner = self._runner
+        runner.logger.info(f"Resumed from {path} at epoch {runner.epoch}, iter {runner.iter}{why}")
 
     def load_checkpoint(
         self,
@@ -220,11 +210,11 @@ class PersistenceMixin:
         revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
     ) -> dict[str, Any]:
         """Load model weights from ``filename`` (optimizer and position untouched)."""
-        checkpoint = self.checkpoints.load_weights(
+        checkpoint = self.manager.load_weights(
             filename, map_location=map_location, strict=strict, revise_keys=revise_keys,
             before_load=self._before_load,
         )  # fmt: skip
-        self.logger.info(f"Loaded weights from {filename}")
+        self._runner.logger.info(f"Loaded weights from {filename}")
         return checkpoint
 
     def resume(
@@ -235,7 +225,7 @@ class PersistenceMixin:
         map_location: str = "cpu",
     ) -> None:
         """Restore everything that moves from ``filename`` and continue from its position."""
-        self.checkpoints.resume(
+        self.manager.resume(
             filename, resume_optimizer=resume_optimizer,
             resume_param_scheduler=resume_param_scheduler, map_location=map_location,
             before_load=self._before_load,
@@ -267,41 +257,35 @@ class PersistenceMixin:
         :meth:`wait_for_checkpoint` wait for it and raise its error. Strategies
         whose engines write collectively (FSDP, DeepSpeed) save synchronously.
         """
-        import os
-
         import torch
 
-        out_dir = self.paths.stage(out_dir, backend_args or file_client_args)
+        runner = self._runner
+        out_dir = self._paths.stage(out_dir, backend_args or file_client_args)
         meta = dict(meta or {})
-        if by_epoch:
-            meta.setdefault("epoch", self.epoch + 1)
-            meta.setdefault("iter", self.iter)
-        else:
-            meta.setdefault("epoch", self.epoch)
-            meta.setdefault("iter", self.iter + 1)
+        epoch, it = runner.epoch, runner.iter
+        meta.setdefault("epoch", epoch + 1 if by_epoch else epoch)
+        meta.setdefault("iter", it if by_epoch else it + 1)
         meta.update(
             cadence_version=__version__, torch_version=str(torch.__version__),
-            time=time.strftime("%Y%m%d_%H%M%S"), seed=self.seed,
-            experiment_name=self._experiment_name, cfg=self._cfg_text,
-            world_size=self.strategy.world_size,
+            time=time.strftime("%Y%m%d_%H%M%S"), seed=runner.seed,
+            experiment_name=runner.experiment_name, cfg=self.cfg_text,
+            world_size=runner.strategy.world_size,
         )  # fmt: skip
-        dataset = getattr(getattr(self._train_loop, "dataloader", None), "dataset", None)
+        loop = runner.train_loop_or_none
+        dataset = getattr(getattr(loop, "dataloader", None), "dataset", None)
         metainfo = getattr(dataset, "metainfo", None)
         if metainfo is not None:  # as mmengine: its resume and the inferencers read it
             meta.setdefault("dataset_meta", metainfo)
-        with self.heartbeat.busy("saving a checkpoint"):  # the hang watchdog: every rank saves
-            return self.checkpoints.save(
+        with runner.heartbeat.busy("saving a checkpoint"):  # the hang watchdog: every rank saves
+            return self.manager.save(
                 os.path.join(out_dir, filename), meta=meta, save_optimizer=save_optimizer,
                 save_param_scheduler=save_param_scheduler, update_last=update_last,
                 delete_after=delete_after, async_=async_, pointers=pointers,
-                before_save=lambda extra: self.call_hook("before_save_checkpoint",
-                                                         checkpoint=extra),
+                before_save=lambda extra: runner.call_hook("before_save_checkpoint",
+                                                           checkpoint=extra),
             )  # fmt: skip
 
     def wait_for_checkpoint(self) -> None:
         """Wait for a background checkpoint write to finish; raise its error, if any."""
-        if self._checkpoints is not None:
-            with self.heartbeat.busy("waiting for a checkpoint write"):
-                self._checkpoints.wait()
-        elif self.strategy.rank == 0:  # no checkpoint yet: still upload the logs
-            self.paths.storage.push_tree(self.work_dir)
+        with self._runner.heartbeat.busy("waiting for a checkpoint write"):
+            self.manager.wait()  # and (rank 0) uploads the work dir's logs

@@ -80,7 +80,7 @@ def test_cheap_parts_exist_right_after_from_cfg(tmp_path):
     for cfg in DEFAULT_HOOKS.values():
         assert cfg["type"] in types
     # ...and nothing heavy: no model, no loop, no process environment
-    assert runner._model is None and runner._train_loop is None and runner.seed is None
+    assert runner.trained.model is None and runner._train_loop is None and runner.seed is None
     assert runner.model_name == "ToyClassifier" and runner.deterministic is False
 
 

@@ -177,7 +177,9 @@ def test_runner_is_lazy(tmp_path):
     loops, checkpoints or config dump (those come with the first train/val/test, whose
     log file then starts with what was logged before)."""
     runner = Runner.from_cfg(experiment(tmp_path))
-    assert runner._model is None and runner._train_loop is None and not runner._env_ready
+    assert (
+        runner.trained.model is None and runner._train_loop is None and not runner.processes.ready
+    )
     runner.logger.warning("logged before the run started")
     work = tmp_path / "work"
     assert not work.exists()
