@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 
 from ..fileio import is_url
+from .after_val import AFTER_VAL_SUFFIX
 from .files import (
     MANIFEST_SUFFIX,
     CheckpointError,
@@ -147,7 +148,8 @@ def checkpoint_candidates(
     """Checkpoints to resume from, best first: the pointer's target, then the other
     checkpoints with a manifest in its folder and in ``work_dir``, by the training
     progress their manifests record (``best_*`` checkpoints, written without optimizer
-    state, and files without a manifest, which cannot be verified, are left out).
+    state, after-validation files and files without a manifest, which cannot be verified,
+    are left out).
     ``staged``: a staged remote folder, where a manifest stands for its checkpoint
     until the checkpoint is downloaded; ``resolve`` maps a URL in the pointer to its
     staged path."""
@@ -160,6 +162,8 @@ def checkpoint_candidates(
     for folder in _folders(work_dir, target):
         for name in os.listdir(folder):
             if name.startswith(("best_", ".")) or not name.endswith(MANIFEST_SUFFIX):
+                continue
+            if name.endswith(AFTER_VAL_SUFFIX + MANIFEST_SUFFIX):  # a checkpoint's, not one
                 continue
             path = os.path.join(folder, name[: -len(MANIFEST_SUFFIX)])
             if present(path) and path != first:

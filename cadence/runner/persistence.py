@@ -36,6 +36,47 @@ class _TrainPosition:
         self.loop.load_state_dict(state["train"])
 
 
+class _Optimization:
+    """What a validation may change in the optimization, as the part ``optimization`` of
+    an after-validation file (``cadence.checkpoint.after_val``): the schedulers' states
+    (a plateau scheduler steps on the metrics) and the optimizer's hyper-parameters,
+    every parameter group's entries but its parameters (the values it writes there)."""
+
+    def __init__(self, strategy: Any) -> None:
+        self.strategy = strategy
+
+    def _groups(self) -> list[dict[str, Any]]:
+        groups = getattr(self.strategy.optim_wrapper, "param_groups", None) or []
+        if isinstance(groups, Mapping):  # OptimWrapperDict: by wrapper name
+            return [group for name in sorted(groups) for group in groups[name]]
+        return list(groups)
+
+    def state_dict(self) -> dict[str, Any]:
+        import torch
+
+        settings = [
+            {key: value.detach().clone() if isinstance(value, torch.Tensor) else value
+             for key, value in group.items() if key != "params"}
+            for group in self._groups()
+        ]  # fmt: skip
+        return {"param_schedulers": self.strategy.scheduler_state_dict(), "settings": settings}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        import torch
+
+        self.strategy.load_scheduler_state_dict(state.get("param_schedulers"))
+        groups, settings = self._groups(), state.get("settings") or []
+        if len(groups) != len(settings):
+            return  # another optimizer layout: the checkpoint's values stand
+        for group, saved in zip(groups, settings):
+            for key, value in saved.items():
+                current = group.get(key)
+                if isinstance(current, torch.Tensor) and isinstance(value, torch.Tensor):
+                    current.copy_(value)
+                else:
+                    group[key] = value
+
+
 class PersistenceMixin:
     """Runner methods that save and restore the run (layout: docs/checkpoints.md)."""
 
@@ -92,17 +133,22 @@ class PersistenceMixin:
         if self.strategy.model is not None:
             module = strategy.unwrap(strategy.model)
             manager.register("buffers", RankLocalBuffers(module), per_rank=True, shared=False)
+        # after_val: what a validation may change, also kept after the validation that
+        # follows a checkpoint (cadence.checkpoint.after_val)
         if self._train_loop is not None:
-            manager.register("loops", _TrainPosition(self._train_loop))
+            manager.register("loops", _TrainPosition(self._train_loop), after_val=True)
             manager.register("data_stream", LoaderPlace(self._train_loop), per_rank=True)
-        manager.register("message_hub", self.message_hub, per_rank=True)
-        manager.register("hooks", self._hook_manager)
-        manager.register("rng", RngStreams(strategy.rank, strategy.world_size, self.logger))
+        manager.register("message_hub", self.message_hub, per_rank=True, after_val=True)
+        manager.register("hooks", self._hook_manager, after_val=True)
+        rng = RngStreams(strategy.rank, strategy.world_size, self.logger)
+        manager.register("rng", rng, after_val=True)
         visualizer = self.visualizer
         if callable(getattr(visualizer, "state_dict", None)) and callable(
             getattr(visualizer, "load_state_dict", None)
-        ):
-            manager.register("visualizer", visualizer)  # which tracker runs to continue
+        ):  # which tracker runs to continue
+            manager.register("visualizer", visualizer, after_val=True)
+        manager.register("optimization", _Optimization(strategy), after_val=True,
+                         in_checkpoint=False)  # fmt: skip
         return manager
 
     def load_or_resume(self) -> None:
@@ -296,7 +342,15 @@ class PersistenceMixin:
                 delete_after=delete_after, async_=async_, pointers=pointers,
                 before_save=lambda extra: self.call_hook("before_save_checkpoint",
                                                          checkpoint=extra),
+                before_val=bool(getattr(self._train_loop, "val_follows", False)),
             )  # fmt: skip
+
+    def after_validation(self) -> None:
+        """The training loop's validation has finished: the checkpoints taken just before
+        it record so (their after-validation files), so a resume does not validate again."""
+        if self._checkpoints is not None:
+            with self.heartbeat.busy("saving the state after validation"):
+                self._checkpoints.after_validation()
 
     def wait_for_checkpoint(self) -> None:
         """Wait for a background checkpoint write to finish; raise its error, if any."""
