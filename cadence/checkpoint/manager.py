@@ -260,6 +260,9 @@ class CheckpointManager:
     def _drop_after_val(self, path: str) -> None:
         """Delete the after-validation file of ``path`` before ``path`` is written anew (it
         belongs to the file about to be replaced; rank 0)."""
+        after = after_val_path(path)
+        if not (os.path.exists(after) or os.path.exists(manifest_path(after))):
+            return  # (the staged folder of a remote one holds its manifest)
         remove_after_val(path)
         if self.storage is not None:
             self.storage.withdraw_after_val(path)
