@@ -11,22 +11,27 @@ import shutil
 from typing import Any
 
 import pytest
-from runner_toys import toy_config
+from runner_toys import register_toys, toy_config
 
 from cadence.checkpoint import atomic_torch_save, checkpoint_candidates
 from cadence.checkpoint.pointer import held_checkpoints
+from cadence.dist.testing import run_distributed
 from cadence.hooks import Hook
 from cadence.runner import Runner
 
 
 class CountVals(Hook):
-    """The epochs after which a run validated."""
+    """The epochs after which a run validated, and its final weights (plain lists)."""
 
     def __init__(self) -> None:
         self.epochs: list[int] = []
+        self.weights: dict[str, Any] = {}
 
     def after_val_epoch(self, runner: Any, metrics: dict[str, Any] | None = None) -> None:
         self.epochs.append(runner.epoch)
+
+    def after_train(self, runner: Any) -> None:
+        self.weights = {k: v.tolist() for k, v in runner.strategy.model_state_dict().items()}
 
 
 def config(work_dir: Any, epochs: int, hook: dict[str, Any] | None = None, **overrides: Any) -> Any:
@@ -137,3 +142,45 @@ def test_after_validation_files_go_to_the_bucket_and_rotate_there(tmp_path, s3, 
     os.environ["CADENCE_STAGING_DIR"] = str(tmp_path / "machine_b")  # s3 restores it
     _, vals = train(config(run, 3, dict(max_keep_ckpts=1, async_save=async_save), resume=True))
     assert vals.epochs == [3]
+
+
+class Interrupted(BaseException):
+    """Stands for the job dying (raised past the runner on every rank)."""
+
+
+class StopBeforeEpoch(Hook):
+    def __init__(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def before_train_epoch(self, runner: Any) -> None:
+        if runner.epoch == self.epoch:
+            raise Interrupted
+
+
+def ddp_train(work_dir: str, stop_before: int | None, resume: bool) -> dict[str, Any]:
+    """One rank's run of the toy config under DDP: its validations and final weights."""
+    register_toys()
+    cfg = config(work_dir, 3, launcher="pytorch", strategy=dict(type="DDPStrategy"),
+                 resume=resume)  # fmt: skip
+    runner = Runner.from_cfg(cfg)
+    vals = CountVals()
+    runner.register_hook(vals)
+    if stop_before is not None:
+        runner.register_hook(StopBeforeEpoch(stop_before))
+        try:
+            runner.train()
+        except Interrupted:
+            pass
+    else:
+        runner.train()
+    return {"vals": vals.epochs, "weights": vals.weights}  # plain values: through a queue
+
+
+@pytest.mark.dist
+def test_every_rank_resumes_without_validating_again_under_ddp(tmp_path):
+    full = run_distributed(ddp_train, str(tmp_path / "full"), None, False, timeout=120)
+    part = run_distributed(ddp_train, str(tmp_path / "part"), 2, False, timeout=120)
+    resumed = run_distributed(ddp_train, str(tmp_path / "part"), None, True, timeout=120)
+    for rank in range(2):
+        assert part[rank]["vals"] + resumed[rank]["vals"] == full[rank]["vals"] == [1, 2, 3]
+        assert full[rank]["weights"] == resumed[rank]["weights"]

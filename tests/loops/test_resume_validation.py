@@ -71,7 +71,8 @@ def hub_history(runner: Runner) -> dict[str, Any]:
 
 
 def best_weights(runner: Runner) -> dict[str, torch.Tensor]:
-    (path,) = [p for p in runner.hooks if type(p).__name__ == "CheckpointHook"][0].best_paths.values()
+    (hook,) = [h for h in runner.hooks if type(h).__name__ == "CheckpointHook"]
+    (path,) = hook.best_paths.values()
     return torch.load(path, weights_only=True)["state_dict"]
 
 
