@@ -50,7 +50,8 @@ CASES: dict[str, dict[str, Any]] = {
     ),
     # epoch checkpoints (validation, early stopping and the best checkpoint follow each),
     # persistent workers; killed in epoch index 2, resumed from epoch_2.pth, whose
-    # validation had not run yet when it was written (the resumed run runs it first)
+    # validation had not run yet when it was written but had finished before the kill
+    # (the resumed run takes the state after it from epoch_2.pth.after_val)
     "epoch_loop_epoch_ckpt_val_persistent_workers": dict(
         loop="epoch", length=5, ckpt_interval=1, ckpt_by_epoch=True, kill_at=15, workers=2,
         persistent=True, val=True, patience=3,
