@@ -428,15 +428,15 @@ class CheckpointManager:
         state, problem = None, None
         try:
             self._fetch(after)
-        except FileNotFoundError:
-            pass  # verifying says so, on every rank
+        except Exception:  # noqa: BLE001 - verifying says what is wrong, on every rank
+            pass
         try:
             found = self.steps.verify_checkpoint(after)  # every rank raises if one does
             state = _bound_state(after, found, info, map_location)
         except FileNotFoundError:
-            pass
-        except CheckpointError as e:
-            problem = str(e)
+            pass  # none: the validation had not finished
+        except Exception as e:  # noqa: BLE001 - never more than a validation run again
+            problem = str(e) if isinstance(e, CheckpointError) else f"{type(e).__name__}: {e}"
         if self._agree(state is not None):
             return state
         if problem is not None:

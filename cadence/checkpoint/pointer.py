@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 
 from ..fileio import is_url
-from .after_val import AFTER_VAL_SUFFIX
+from .after_val import is_after_val
 from .files import (
     MANIFEST_SUFFIX,
     CheckpointError,
@@ -163,10 +163,8 @@ def checkpoint_candidates(
         for name in os.listdir(folder):
             if name.startswith(("best_", ".")) or not name.endswith(MANIFEST_SUFFIX):
                 continue
-            if name.endswith(AFTER_VAL_SUFFIX + MANIFEST_SUFFIX):  # a checkpoint's, not one
-                continue
             path = os.path.join(folder, name[: -len(MANIFEST_SUFFIX)])
-            if present(path) and path != first:
+            if present(path) and path != first and not is_after_val(path):
                 found.append(path)
     ordered = sorted(found, key=_progress_key, reverse=True)
     return ([first] if first and present(first) else []) + ordered

@@ -180,6 +180,9 @@ class _TrainLoop(BaseLoop):
         if self._val_pending:
             self._val_pending = False
             if self._runner.val_loop is not None:
+                self._runner.logger.info(
+                    "The validation that followed the checkpoint had not finished: validating first"
+                )
                 self._validate()
 
     def run_iter(self, batch_idx: Any, data_batch: Any = NO_BATCH) -> None:
