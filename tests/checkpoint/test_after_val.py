@@ -75,6 +75,12 @@ def test_each_kept_checkpoint_has_its_after_validation_file_and_resumes_without_
     assert vals.epochs == [3]  # epoch 2's validation had run
 
 
+def test_a_resume_of_a_named_checkpoint_takes_its_after_validation_file(tmp_path):
+    train(config(tmp_path, 2))
+    _, vals = train(config(tmp_path, 3, resume=str(tmp_path / "epoch_1.pth")))
+    assert vals.epochs == [2, 3]  # epoch 1's had run: not again
+
+
 def test_saving_a_name_again_drops_the_after_validation_file_of_the_file_it_replaces(tmp_path):
     runner, _ = train(config(tmp_path, 1))
     assert os.path.isfile(tmp_path / "epoch_1.pth.after_val")
