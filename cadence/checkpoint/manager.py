@@ -31,6 +31,7 @@ from .files import (
     atomic_torch_save,
     manifest_path,
     read_checkpoint,
+    read_manifest,
     remove_after_val,
     remove_checkpoint,
     safe_torch_load,
@@ -268,6 +269,21 @@ class CheckpointManager:
             self.storage.withdraw_after_val(path)
 
     # ------------------------------------------------------ after validation
+    def await_validation(self, path: str) -> None:
+        """``path`` was resumed from before the validation that followed it had run: once the
+        resumed run has run it, :meth:`after_validation` writes its after-validation file,
+        as after the save (every rank calls this; without a manifest, nothing is written)."""
+        storage = self.storage
+        durable = storage is None or storage.remote(path) is None
+        if self.steps.rank == 0:
+            try:
+                sha256 = (read_manifest(path) or {}).get("sha256")
+            except CheckpointError:
+                sha256 = None
+            if sha256 is not None:
+                self._digests[path] = str(sha256)
+        self._awaiting.append(_Awaiting(path, durable, async_=False))
+
     def after_validation(self) -> None:
         """The validation that followed the checkpoints saved with ``before_val`` has
         finished (its ``after_val`` hooks have run): write their after-validation files,

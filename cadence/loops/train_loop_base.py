@@ -238,6 +238,12 @@ class _TrainLoop(BaseLoop):
         return epoch, it, inner
 
     @property
+    def val_pending(self) -> bool:
+        """Whether the run resumed from a checkpoint taken just before a validation that
+        it has not run yet (it runs it first)."""
+        return self._val_pending
+
+    @property
     def val_follows(self) -> bool:
         """Whether a validation follows the after-hooks running now: a checkpoint taken now
         precedes it (``val_pending`` in its state)."""

@@ -254,8 +254,14 @@ class PersistenceMixin:
             checkpoint["loops"] = {"train": position}
 
     def _note_resumed(self, path: str, why: str = "") -> None:
-        """Record (for the hooks: which folder their saved file names belong to) and log it."""
+        """Record (for the hooks: which folder their saved file names belong to) and log it.
+        A checkpoint of the work dir whose validation had not run gets its after-validation
+        file once the resumed run has run it."""
         self.paths.resumed_from = path
+        if getattr(self._train_loop, "val_pending", False) and self.paths.holds(
+            path, self.work_dir
+        ):
+            self.checkpoints.await_validation(path)
         self.logger.info(f"Resumed from {path} at epoch {self.epoch}, iter {self.iter}{why}")
 
     def load_checkpoint(

@@ -124,10 +124,14 @@ def test_a_resume_after_a_validation_cut_short_runs_it_first(tmp_path):
     part_rec = interrupted(config(tmp_path / "part", "part", val=True, **EFFECTS),
                            StopInValidation(2))  # fmt: skip
     assert not os.path.exists(tmp_path / "part" / "epoch_2.pth.after_val")
+    # resumed: epoch 2's validation runs first; stopped again in epoch 3
+    _, again_rec = train(config(tmp_path / "part", "again", val=True, resume=True, **EFFECTS),
+                         stop_before=10)  # fmt: skip
+    assert os.path.isfile(tmp_path / "part" / "epoch_2.pth.after_val")
     resumed, resumed_rec = train(
         config(tmp_path / "part", "resumed", val=True, resume=True, **EFFECTS)
     )
-    assert part_rec.vals + resumed_rec.vals == full_rec.vals  # epoch 2's ran on resume
+    assert part_rec.vals + again_rec.vals + resumed_rec.vals == full_rec.vals  # once each
     assert resumed_rec.losses == full_rec.losses[8:]
     assert_same_end(full, resumed)
 
