@@ -166,7 +166,7 @@ class StopBeforeEpoch(Hook):
 def ddp_train(work_dir: str, stop_before: int | None, resume: bool) -> dict[str, Any]:
     """One rank's run of the toy config under DDP: its validations and final weights."""
     register_toys()
-    cfg = config(work_dir, 3, launcher="pytorch", strategy=dict(type="DDPStrategy"),
+    cfg = config(work_dir, 2, launcher="pytorch", strategy=dict(type="DDPStrategy"),
                  resume=resume)  # fmt: skip
     runner = Runner.from_cfg(cfg)
     vals = CountVals()
@@ -185,8 +185,8 @@ def ddp_train(work_dir: str, stop_before: int | None, resume: bool) -> dict[str,
 @pytest.mark.dist
 def test_every_rank_resumes_without_validating_again_under_ddp(tmp_path):
     full = run_distributed(ddp_train, str(tmp_path / "full"), None, False, timeout=120)
-    part = run_distributed(ddp_train, str(tmp_path / "part"), 2, False, timeout=120)
+    part = run_distributed(ddp_train, str(tmp_path / "part"), 1, False, timeout=120)
     resumed = run_distributed(ddp_train, str(tmp_path / "part"), None, True, timeout=120)
     for rank in range(2):
-        assert part[rank]["vals"] + resumed[rank]["vals"] == full[rank]["vals"] == [1, 2, 3]
+        assert part[rank]["vals"] + resumed[rank]["vals"] == full[rank]["vals"] == [1, 2]
         assert full[rank]["weights"] == resumed[rank]["weights"]
