@@ -168,6 +168,9 @@ class StandInRunner:
     def wait_for_checkpoint(self) -> None:
         pass
 
+    def after_validation(self) -> None:
+        pass
+
 
 def _stand_in_satisfies_protocol(runner: StandInRunner) -> RunnerProtocol:
     """Never called: mypy fails here when the stand-in drifts from the protocol."""

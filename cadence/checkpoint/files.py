@@ -32,6 +32,7 @@ from typing import IO, Any, cast
 import torch
 
 from . import portable
+from .after_val import after_val_path
 from .companions import (
     FileDigests,
     companion_digests,
@@ -457,11 +458,21 @@ def warn_unverified(filename: str, stacklevel: int = 2) -> None:
 
 
 def remove_checkpoint(filename: str) -> None:
-    """Delete a checkpoint file with its manifest and companion folders (if present), and
-    what an interrupted save of it left."""
+    """Delete a checkpoint file with its manifest, companion folders and after-validation
+    file (if present), and what an interrupted save of it left."""
     discard_staging(filename)
+    remove_after_val(filename)
     for folder in companion_folders(filename):
         shutil.rmtree(folder, ignore_errors=True)
     for path in (filename, manifest_path(filename)):
+        if os.path.isfile(path):
+            os.remove(path)
+
+
+def remove_after_val(filename: str) -> None:
+    """Delete the after-validation file of checkpoint ``filename`` (:mod:`.after_val`) and
+    its manifest, the manifest first."""
+    after = after_val_path(filename)
+    for path in (manifest_path(after), after):
         if os.path.isfile(path):
             os.remove(path)

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 
 from ..fileio import is_url
+from .after_val import is_after_val
 from .files import (
     MANIFEST_SUFFIX,
     CheckpointError,
@@ -147,7 +148,8 @@ def checkpoint_candidates(
     """Checkpoints to resume from, best first: the pointer's target, then the other
     checkpoints with a manifest in its folder and in ``work_dir``, by the training
     progress their manifests record (``best_*`` checkpoints, written without optimizer
-    state, and files without a manifest, which cannot be verified, are left out).
+    state, after-validation files and files without a manifest, which cannot be verified,
+    are left out).
     ``staged``: a staged remote folder, where a manifest stands for its checkpoint
     until the checkpoint is downloaded; ``resolve`` maps a URL in the pointer to its
     staged path."""
@@ -162,7 +164,7 @@ def checkpoint_candidates(
             if name.startswith(("best_", ".")) or not name.endswith(MANIFEST_SUFFIX):
                 continue
             path = os.path.join(folder, name[: -len(MANIFEST_SUFFIX)])
-            if present(path) and path != first:
+            if present(path) and path != first and not is_after_val(path):
                 found.append(path)
     ordered = sorted(found, key=_progress_key, reverse=True)
     return ([first] if first and present(first) else []) + ordered

@@ -26,6 +26,7 @@ from typing import Any
 from ..fileio import is_url
 from ..fileio.staging import STAGING_ENV, StagingArea, stage_url, staging_root
 from ..fileio.staging import download as _download
+from .after_val import after_val_path
 from .companions import companion_files, companion_folders
 from .digest import file_sha256
 from .files import (
@@ -78,18 +79,31 @@ class RemoteStorage(StagingArea):
         with contextlib.suppress(FileNotFoundError):
             fs.rm_file(inner + MANIFEST_SUFFIX)
 
+    def withdraw_after_val(self, path: str) -> None:
+        """Delete the remote after-validation file of checkpoint ``path`` (manifest first),
+        before ``path`` is saved anew: it belongs to the file being replaced."""
+        url = self.remote(path)
+        if url is None:
+            return
+        fs, inner = self._fs(url)
+        after = after_val_path(inner)
+        for target in (after + MANIFEST_SUFFIX, after):
+            with contextlib.suppress(FileNotFoundError):
+                fs.rm_file(target)
+
     def push_pointer(self, work_dir: str, name: str) -> None:
         """Upload the pointer ``work_dir/<name>``."""
         self.push_file(os.path.join(work_dir, name))
 
     def delete_checkpoint(self, path: str) -> None:
-        """Delete the remote copy of ``path``: its manifest first, so that it stops being a
-        candidate before its files go."""
+        """Delete the remote copy of ``path`` (and of its after-validation file): the
+        manifests first, so that it stops being a candidate before its files go."""
         url = self.remote(path)
         if url is None:
             return
         fs, inner = self._fs(url)
-        for target in (inner + MANIFEST_SUFFIX, inner):
+        after = after_val_path(inner)
+        for target in (inner + MANIFEST_SUFFIX, after + MANIFEST_SUFFIX, inner, after):
             with contextlib.suppress(FileNotFoundError):
                 fs.rm_file(target)
         for folder in self._remote_companions(fs, inner):

@@ -27,15 +27,24 @@ class AsyncCheckpointWriter:
     def busy(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def submit(self, job: Callable[[], None], what: str) -> None:
-        """Wait for the previous write, then start ``job`` (writing ``what``)."""
-        self.wait()
+    def submit(self, job: Callable[[], None], what: str, *, queue: bool = False) -> None:
+        """Wait for the previous write, then start ``job`` (writing ``what``). With
+        ``queue`` it does not wait: ``job`` starts on its thread once the previous write
+        is done, and is skipped if that write failed (its error is raised by :meth:`wait`)."""
+        previous = self._thread if queue else None
+        if not queue:
+            self.wait()
         self._thread = threading.Thread(
-            target=self._run, args=(job, what), name="cadence-checkpoint-writer", daemon=False
-        )
+            target=self._run, args=(job, what, previous), name="cadence-checkpoint-writer",
+            daemon=False,
+        )  # fmt: skip
         self._thread.start()
 
-    def _run(self, job: Callable[[], None], what: str) -> None:
+    def _run(self, job: Callable[[], None], what: str, previous: threading.Thread | None) -> None:
+        if previous is not None:
+            previous.join()
+            if self._error is not None:
+                return
         try:
             job()
         except BaseException as e:  # noqa: BLE001 - handed to the training thread

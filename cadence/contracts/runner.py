@@ -215,5 +215,9 @@ class RunnerProtocol(Protocol):
     def wait_for_checkpoint(self) -> None:
         """Wait for a background checkpoint write to finish; raise its error, if any."""
 
+    def after_validation(self) -> None:
+        """Called by the training loop once a validation during training has finished:
+        the checkpoints taken just before it record that it ran."""
+
 
 __all__ = ["LogProcessorView", "RunnerProtocol"]

@@ -161,11 +161,14 @@ class _TrainLoop(BaseLoop):
         return last
 
     def _validate(self) -> None:
-        """Run the validation loop; training's random streams come out as they went in."""
+        """Run the validation loop; training's random streams come out as they went in.
+        Then the checkpoints taken just before it record that it ran (the runner's
+        ``after_validation``), so that a resume from them does not run it again."""
         loop = self._runner.val_loop
         assert loop is not None, "validation is due only when there is a validation loop"
         with preserved_rng():
             loop.run()
+        self._runner.after_validation()
 
     def _keep_rng(self, mid_epoch: bool) -> bool:
         """Whether the iterator built now must not draw (the uninterrupted run did not here)."""
@@ -177,6 +180,9 @@ class _TrainLoop(BaseLoop):
         if self._val_pending:
             self._val_pending = False
             if self._runner.val_loop is not None:
+                self._runner.logger.info(
+                    "The validation that followed the checkpoint had not finished: validating first"
+                )
                 self._validate()
 
     def run_iter(self, batch_idx: Any, data_batch: Any = NO_BATCH) -> None:
@@ -221,24 +227,45 @@ class _TrainLoop(BaseLoop):
         """Whether a validation follows the step whose after-hooks are running now."""
         raise NotImplementedError
 
+    def _done(self) -> tuple[int, int, int]:
+        """Epoch, iteration and batches into the epoch, counting a step or epoch whose
+        after-hooks are running as done."""
+        epoch, it, inner = self._epoch, self._iter, self._inner_iter
+        if self._finishing is _Finishing.ITER:
+            it, inner = it + 1, inner + 1
+        elif self._finishing is _Finishing.EPOCH:
+            epoch, inner = epoch + 1, 0
+        return epoch, it, inner
+
+    @property
+    def val_pending(self) -> bool:
+        """Whether the run resumed from a checkpoint taken just before a validation that
+        it has not run yet (it runs it first)."""
+        return self._val_pending
+
+    @property
+    def val_follows(self) -> bool:
+        """Whether a validation follows the after-hooks running now: a checkpoint taken now
+        precedes it (``val_pending`` in its state)."""
+        if self._finishing is _Finishing.NOTHING:
+            return False
+        epoch, it, _ = self._done()
+        return self._val_due_after(epoch, it)
+
     def state_dict(self) -> dict[str, Any]:
-        """Position to resume from, the dataloader's state and whether a validation is due.
+        """Position to resume from, the dataloader's state, whether a validation is due
+        and whether training stops there.
 
         Inside an after-hook the current step counts as done; a checkpoint taken
         there precedes the validation that may follow the step (``val_pending``).
         """
-        epoch, it, inner = self._epoch, self._iter, self._inner_iter
-        finishing = self._finishing
-        if finishing is _Finishing.ITER:
-            it, inner = it + 1, inner + 1
-        elif finishing is _Finishing.EPOCH:
-            epoch, inner = epoch + 1, 0
-        pending = finishing is not _Finishing.NOTHING and self._val_due_after(epoch, it)
+        epoch, it, inner = self._done()
         return {
             "epoch": epoch,
             "iter": it,
             "inner_iter": inner,
-            "val_pending": pending,
+            "val_pending": self.val_follows,
+            "stop_training": self.stop_training,
             "dataloader": dataloader_state_dict(self.dataloader),
             "data": self._data_state(epoch, inner),
         }
@@ -259,7 +286,9 @@ class _TrainLoop(BaseLoop):
         raise NotImplementedError
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Continue from ``state``; parts that older checkpoints lack keep their defaults.
+        """Continue from ``state``; parts that older checkpoints lack keep their defaults
+        (``stop_training``: set after a validation that stopped the run, e.g. by early
+        stopping, in the state kept after it).
 
         A state saved with another world size or per-rank batch size continues the
         data from the samples consumed, with a warning (:mod:`.data_position`).
@@ -268,6 +297,7 @@ class _TrainLoop(BaseLoop):
         self._iter = int(state["iter"])
         self._inner_iter = int(state.get("inner_iter", 0))
         self._val_pending = bool(state.get("val_pending", False))
+        self.stop_training = bool(state.get("stop_training", False))
         if "dataloader" in state:
             load_dataloader_state_dict(self.dataloader, state["dataloader"])
         self._loaded = state

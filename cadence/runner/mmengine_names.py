@@ -311,6 +311,11 @@ class MMEngineNames:
         """Wait for a background checkpoint write to finish; raise its error, if any."""
         self.persistence.wait_for_checkpoint()
 
+    def after_validation(self) -> None:
+        """The training loop's validation has finished: the checkpoints taken just before it
+        get their after-validation files (cadence's; ``cadence.checkpoint.after_val``)."""
+        self.persistence.after_validation()
+
     # --------------------------------------------------------- builders
     @property
     def model_name(self) -> str:

@@ -43,6 +43,47 @@ class _CurrentHub:
         self.env.message_hub.load_state_dict(state)
 
 
+class _Optimization:
+    """What a validation may change in the optimization, as the part ``optimization`` of
+    an after-validation file (``cadence.checkpoint.after_val``): the schedulers' states
+    (a plateau scheduler steps on the metrics) and the optimizer's hyper-parameters,
+    every parameter group's entries but its parameters (the values it writes there)."""
+
+    def __init__(self, strategy: Any) -> None:
+        self.strategy = strategy
+
+    def _groups(self) -> list[dict[str, Any]]:
+        groups = getattr(self.strategy.optim_wrapper, "param_groups", None) or []
+        if isinstance(groups, Mapping):  # OptimWrapperDict: by wrapper name
+            return [group for name in sorted(groups) for group in groups[name]]
+        return list(groups)
+
+    def state_dict(self) -> dict[str, Any]:
+        import torch
+
+        settings = [
+            {key: value.detach().clone() if isinstance(value, torch.Tensor) else value
+             for key, value in group.items() if key != "params"}
+            for group in self._groups()
+        ]  # fmt: skip
+        return {"param_schedulers": self.strategy.scheduler_state_dict(), "settings": settings}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        import torch
+
+        self.strategy.load_scheduler_state_dict(state.get("param_schedulers"))
+        groups, settings = self._groups(), state.get("settings") or []
+        if len(groups) != len(settings):
+            return  # another optimizer layout: the checkpoint's values stand
+        for group, saved in zip(groups, settings):
+            for key, value in saved.items():
+                current = group.get(key)
+                if isinstance(current, torch.Tensor) and isinstance(value, torch.Tensor):
+                    current.copy_(value)
+                else:
+                    group[key] = value
+
+
 class RunCheckpoints:
     """The run's checkpoints: save, resume, load weights, and the start's refusal to
     overwrite an earlier run's.
@@ -71,14 +112,19 @@ class RunCheckpoints:
             strategy, paths.work_dir, logger, storage=paths.storage
         )
         manager = self.manager
-        manager.register("message_hub", _CurrentHub(env), per_rank=True)
-        manager.register("hooks", hook_manager)
-        manager.register("rng", RngStreams(strategy, logger))
+        manager.register("message_hub", _CurrentHub(env), per_rank=True, after_val=True)
+        manager.register("hooks", hook_manager, after_val=True)
+        manager.register("rng", RngStreams(strategy, logger), after_val=True)
         visualizer = env.visualizer
         if callable(getattr(visualizer, "state_dict", None)) and callable(
             getattr(visualizer, "load_state_dict", None)
         ):
-            manager.register("visualizer", visualizer)  # which tracker runs to continue
+            # which tracker runs to continue
+            manager.register("visualizer", visualizer, after_val=True)
+        # after_val: what a validation may change, also kept after the validation that
+        # follows a checkpoint (cadence.checkpoint.after_val)
+        manager.register("optimization", _Optimization(strategy), after_val=True,
+                         in_checkpoint=False)  # fmt: skip
         #: whether :meth:`load_or_resume` has run
         self.loaded = False
         #: the resolved config's text, for ``meta`` (set when the run starts)
@@ -197,9 +243,14 @@ class RunCheckpoints:
             checkpoint["loops"] = {"train": position}
 
     def _note_resumed(self, path: str, why: str = "") -> None:
-        """Record (for the hooks: which folder their saved file names belong to) and log it."""
-        self._paths.resumed_from = path
-        runner = self._runner
+        """Record (for the hooks: which folder their saved file names belong to) and log it.
+        A checkpoint of the work dir whose validation had not run gets its after-validation
+        file once the resumed run has run it."""
+        paths, runner = self._paths, self._runner
+        paths.resumed_from = path
+        loop = runner.train_loop_or_none
+        if getattr(loop, "val_pending", False) and paths.holds(path, paths.work_dir):
+            self.manager.await_validation(path)
         runner.logger.info(f"Resumed from {path} at epoch {runner.epoch}, iter {runner.iter}{why}")
 
     def load_checkpoint(
@@ -283,7 +334,14 @@ class RunCheckpoints:
                 delete_after=delete_after, async_=async_, pointers=pointers,
                 before_save=lambda extra: runner.call_hook("before_save_checkpoint",
                                                            checkpoint=extra),
+                before_val=bool(getattr(runner.train_loop_or_none, "val_follows", False)),
             )  # fmt: skip
+
+    def after_validation(self) -> None:
+        """The training loop's validation has finished: the checkpoints taken just before
+        it record so (their after-validation files), so a resume does not validate again."""
+        with self._runner.heartbeat.busy("saving the state after validation"):
+            self.manager.after_validation()
 
     def wait_for_checkpoint(self) -> None:
         """Wait for a background checkpoint write to finish; raise its error, if any."""

@@ -59,7 +59,7 @@ class RunLoops:
         if loop is not None:
             from ..checkpoint.rank_state import LoaderPlace
 
-            self._checkpoints.register("loops", _TrainPosition(loop))
+            self._checkpoints.register("loops", _TrainPosition(loop), after_val=True)
             self._checkpoints.register("data_stream", LoaderPlace(loop), per_rank=True)
 
     def configured(self, mode: str) -> bool:

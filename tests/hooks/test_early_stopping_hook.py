@@ -98,11 +98,11 @@ def test_resume_keeps_best_score_and_wait_count(tmp_path):
     stopper = dict(type="EarlyStoppingHook", monitor="scripted/acc", patience=2, min_delta=0.1)
     values = [0.5, 0.7, 0.75, 0.78, 0.79, 0.8, 0.81, 0.82]
     train(tmp_path, values[:3], stopper, epochs=3)
-    # epoch_3.pth is written before the third validation: it holds best 0.7, wait 0, and
-    # says that validation is due. The resumed run runs it first (0.75 misses), then
-    # validates after epoch 4 (0.78 misses) -> stops after epoch 4, as the uninterrupted
-    # run does (starting afresh, 0.75 would become the best and it would stop after epoch 5).
-    resumed = train(tmp_path, values[2:], stopper, resume=True)
+    # the state after the third validation (epoch_3.pth's after-validation file) holds best
+    # 0.7, wait 1 (0.75 missed). The resumed run validates after epoch 4 (0.78 misses) ->
+    # stops after epoch 4, as the uninterrupted run does (starting afresh, 0.78 would
+    # become the best and it would stop after epoch 6).
+    resumed = train(tmp_path, values[3:], stopper, resume=True)
     assert resumed.epoch == 4
 
 

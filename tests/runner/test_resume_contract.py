@@ -49,7 +49,8 @@ CASES: dict[str, dict[str, Any]] = {
     ),
     # epoch checkpoints (validation, early stopping and the best checkpoint follow each),
     # persistent workers; killed in epoch index 2, resumed from epoch_2.pth, whose
-    # validation had not run yet when it was written (the resumed run runs it first)
+    # validation had not run yet when it was written but had finished before the kill
+    # (the resumed run takes the state after it from epoch_2.pth.after_val)
     "epoch_loop_epoch_ckpt_val_persistent_workers": dict(
         loop="epoch", length=5, ckpt_interval=1, ckpt_by_epoch=True, kill_at=15, workers=2,
         persistent=True, val=True, patience=3,
@@ -140,6 +141,16 @@ def _train_lines(scalars: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
 _RATES = ("eta", "memory", "samples_per_sec", "tflops", "mfu", "tokens_per_sec")
 
 
+def _val_lines(scalars: list[dict[str, Any]], spec: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """scalars.json validation lines by the iteration they followed, without timings."""
+    per_step = spec.get("n", 24) // BATCH if spec["loop"] == "epoch" else 1
+    return {
+        line["step"] * per_step: {k: v for k, v in line.items() if "time" not in k}
+        for line in scalars
+        if "accuracy/top1" in line
+    }
+
+
 def _fetches(tmp_path: Path, run: str, rank: int) -> list[int]:
     path = tmp_path / f"fetch_{run}_rank{rank}.log"
     return [int(line) for line in path.read_text().split()] if path.exists() else []
@@ -160,6 +171,10 @@ def check_contract(tmp_path: Path, spec: dict[str, Any], result: dict[str, Any])
     assert resumed_lines, "the resumed run logged no training scalars"
     assert min(resumed_lines) > start
     assert resumed_lines == {s: v for s, v in full_lines.items() if s > start}
+    # and validated exactly where the uninterrupted run did after its checkpoint: none that
+    # had finished before the kill again (the state after it is in its after-validation file)
+    full_vals = _val_lines(full["scalars"], spec)
+    assert _val_lines(resumed["scalars"], spec) == {s: v for s, v in full_vals.items() if s > start}
     # the same batches, the same augmented inputs, from the first one after `start`
     assert resumed["indices"] == full["indices"][start:]
     assert_bitwise_equal(full["inputs"][start:], resumed["inputs"], "inputs")
