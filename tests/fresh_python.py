@@ -6,7 +6,8 @@ process forked from the fork server of :func:`cadence.dist.testing.fork_context`
 optimizer imports, and ``cadence.runner``): each run saves the 2-4 CPU-s of those
 imports, which were most of a short CLI run's cost. The child is a real process of its
 own (its pid, exit status and signals are its own, ``SIGKILL`` gives ``-9``); it gets
-the environment, working directory and ``PYTHONPATH`` asked for, runs ``-m MODULE``,
+the environment, working directory and ``PYTHONPATH`` asked for (and the
+``sitecustomize`` that the path brings), runs ``-m MODULE``,
 ``-c CODE`` or a script as ``__main__`` with ``sys.argv`` set as Python sets it, and
 ends as the interpreter does: uncaught exceptions through ``sys.excepthook`` (exit 1),
 ``SystemExit`` as Python reads it, then the non-daemon threads joined and the
@@ -19,6 +20,7 @@ Not for a test of what an import does, of the interpreter's start or of argument
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import multiprocessing
 import os
 import runpy
@@ -79,19 +81,21 @@ def _child(args: list[str], env: dict[str, str], cwd: str, out: str, err: str) -
     os.environ.update(env)
     os.chdir(cwd)
     extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if args[0] == "-m":
+        sys.argv, first = [args[1], *args[2:]], cwd  # run_module sets argv[0] to the file
+    elif args[0] == "-c":
+        sys.argv, first = ["-c", *args[2:]], ""
+    else:
+        sys.argv, first = list(args), os.path.dirname(os.path.abspath(args[0]))
+    sys.path[:0] = [first, *extra]
     code = 0
     try:
+        _run_sitecustomize(extra)
         if args[0] == "-m":
-            sys.argv = [args[1], *args[2:]]  # run_module sets argv[0] to the file
-            sys.path[:0] = [cwd, *extra]
             runpy.run_module(args[1], run_name="__main__", alter_sys=True)
         elif args[0] == "-c":
-            sys.argv = ["-c", *args[2:]]
-            sys.path[:0] = ["", *extra]
             exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__"})
         else:
-            sys.argv = list(args)
-            sys.path[:0] = [os.path.dirname(os.path.abspath(args[0])), *extra]
             runpy.run_path(args[0], run_name="__main__")
     except SystemExit as exc:
         code = _exit_code(exc.code)
@@ -101,6 +105,21 @@ def _child(args: list[str], env: dict[str, str], cwd: str, out: str, err: str) -
     finally:
         code = _finish(code)
     os._exit(code)
+
+
+def _run_sitecustomize(extra: list[str]) -> None:
+    """Import a ``sitecustomize`` that ``PYTHONPATH`` brings, as the interpreter's start
+    does (the fork server started without that path)."""
+    for folder in extra:
+        path = os.path.join(folder, "sitecustomize.py")
+        if os.path.isfile(path):
+            sys.modules.pop("sitecustomize", None)
+            spec = importlib.util.spec_from_file_location("sitecustomize", path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["sitecustomize"] = module
+            spec.loader.exec_module(module)
+            return
 
 
 def _exit_code(value: Any) -> int:

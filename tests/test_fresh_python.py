@@ -9,8 +9,6 @@ import time
 import pytest
 from fresh_python import run_python
 
-pytestmark = pytest.mark.dist  # it starts processes from the shared fork server
-
 
 def test_exit_codes_are_the_interpreters(tmp_path):
     assert run_python(["-c", "import sys; sys.exit(3)"]).returncode == 3
@@ -25,20 +23,22 @@ def test_exit_codes_are_the_interpreters(tmp_path):
     assert killed.returncode == -9
 
 
-def test_environment_directory_path_argv_and_exit_handlers(tmp_path):
+def test_environment_directory_path_sitecustomize_argv_and_exit_handlers(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "helper_mod.py").write_text("VALUE = 'from PYTHONPATH'\n")
+    (tmp_path / "pkg" / "sitecustomize.py").write_text("import os; os.environ['SITE'] = 'ran'\n")
     script = tmp_path / "script.py"
     script.write_text(
         "import atexit, os, sys, helper_mod\n"
         "atexit.register(lambda: print('at exit', flush=True))\n"
-        "print(__name__, sys.argv, os.getcwd(), os.environ['ONLY_HERE'], helper_mod.VALUE)\n"
+        "print(__name__, sys.argv, os.getcwd(), os.environ['ONLY_HERE'], helper_mod.VALUE,\n"
+        "      os.environ['SITE'])\n"
     )
     env = {"PATH": os.environ["PATH"], "ONLY_HERE": "yes", "PYTHONPATH": str(tmp_path / "pkg")}
     result = run_python([str(script), "a", "b"], env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        f"__main__ {[str(script), 'a', 'b']} {tmp_path} yes from PYTHONPATH",
+        f"__main__ {[str(script), 'a', 'b']} {tmp_path} yes from PYTHONPATH ran",
         "at exit",
     ]
     module = run_python(["-m", "json.tool", "--compact"], cwd=tmp_path)  # reads /dev/null

@@ -6,12 +6,11 @@ import glob
 import os
 import shutil
 import stat
-import subprocess
-import sys
 import time
 
 import pytest
 import torch
+from fresh_python import run_python
 from runner_toys import log_text, toy_config, train_counting
 
 from cadence.checkpoint import (
@@ -113,10 +112,8 @@ def test_cli_stops_with_exit_code_2_instead_of_overwriting(tmp_path):
     runner_tests = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "runner")  # fmt: skip
     path = os.pathsep.join([str(tmp_path), runner_tests, os.environ.get("PYTHONPATH", "")])
-    result = subprocess.run(
-        [sys.executable, "-m", "cadence", "train", str(config), "--resume"],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": path},
-    )  # fmt: skip
+    result = run_python(["-m", "cadence", "train", str(config), "--resume"], timeout=120,
+                        env={**os.environ, "PYTHONPATH": path})  # fmt: skip
     assert result.returncode == 4, result.stderr  # ExitCode.CHECKPOINT_UNVERIFIABLE
     assert "Traceback" not in result.stderr
     assert "epoch_1.pth" in result.stderr and "--work-dir" in result.stderr

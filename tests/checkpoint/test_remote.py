@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 import torch
+from fresh_python import run_python
 from runner_toys import log_text, toy_config, train_counting
 
 from cadence.checkpoint import manifest_path, read_checkpoint
@@ -53,10 +53,7 @@ def cadence_train(tmp_path, config, staging, *args):
     """``cadence train`` in a new process (its own staging folder: another machine)."""
     path = os.pathsep.join([str(tmp_path), RUNNER_TESTS, os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PYTHONPATH": path, "CADENCE_STAGING_DIR": str(staging)}
-    return subprocess.run(
-        [sys.executable, "-m", "cadence", "train", config, *args],
-        capture_output=True, text=True, timeout=180, env=env,
-    )  # fmt: skip
+    return run_python(["-m", "cadence", "train", config, *args], timeout=180, env=env)
 
 
 def test_a_bucket_run_resumed_in_a_fresh_process_ends_bitwise_equal_to_a_local_run(tmp_path, s3):

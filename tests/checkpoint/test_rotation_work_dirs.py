@@ -11,10 +11,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
+from fresh_python import run_python
 from runner_toys import toy_config
 
 from cadence.hooks import CheckpointHook
@@ -159,11 +158,8 @@ def cadence_train(tmp_path, cfg, *args):
         + "\n".join(f"{k} = {v!r}" for k, v in cfg.to_dict().items())
     )
     path = os.pathsep.join([str(tmp_path), RUNNER_TESTS, os.environ.get("PYTHONPATH", "")])
-    return subprocess.run(
-        [sys.executable, "-m", "cadence", "train", str(config_file), *args],
-        capture_output=True, text=True, timeout=180, cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": path},
-    )  # fmt: skip
+    return run_python(["-m", "cadence", "train", str(config_file), *args], timeout=180,
+                      cwd=tmp_path, env={**os.environ, "PYTHONPATH": path})  # fmt: skip
 
 
 @pytest.mark.slow

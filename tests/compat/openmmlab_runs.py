@@ -6,9 +6,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
+
+from fresh_python import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "compat" / "data"
@@ -29,9 +29,7 @@ def run(cwd: Path, *args: str, compiled_mmcv: bool = True, expect: int = 0) -> s
     if compiled_mmcv:
         paths.insert(1, str(STANDINS / "compiled_mmcv"))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-    result = subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
-    )
+    result = run_python(args, cwd=cwd, env=env, timeout=600)
     output = result.stdout + result.stderr
     assert result.returncode == expect, output[-4000:]
     return output

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fresh_python import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / "tests" / "compat" / "data" / "mmpretrain" / "tools"
@@ -79,10 +80,11 @@ def _options(data: Path, epochs: int) -> list[str]:
 
 def _run(tmp_path: Path, *args: str) -> str:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(STANDINS), str(tmp_path)])}
-    result = subprocess.run(
-        [sys.executable, *args], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=600,
-    )  # fmt: skip
+    if args[:2] == ("-m", "torch.distributed.run"):  # torchrun itself: a process of its own
+        result = subprocess.run([sys.executable, *args], cwd=tmp_path, env=env,
+                                capture_output=True, text=True, timeout=600)  # fmt: skip
+    else:
+        result = run_python(args, cwd=tmp_path, env=env, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result.stdout + result.stderr
 
