@@ -4,40 +4,18 @@ checkpoint parts registered once, when made (issue 29, item 1)."""
 from __future__ import annotations
 
 import torch
+from runner_toys import toy_config
 
-from cadence.config import Config
 from cadence.logging import MessageHub
 from cadence.optim import OptimWrapper
 from cadence.runner import Runner
 from cadence.runner.mmengine_names import MMEngineNames
 
 
-def _loader() -> dict:
-    return dict(
-        dataset=dict(type="Blobs", n=16),
-        sampler=dict(type="DefaultSampler", shuffle=False),
-        batch_size=4,
-        collate_fn=dict(type="default_collate"),
-    )
-
-
-def _cfg(work_dir, **overrides) -> Config:
-    cfg = dict(
-        model=dict(type="ToyClassifier"),
-        work_dir=str(work_dir),
-        train_dataloader=_loader(),
-        train_cfg=dict(by_epoch=True, max_epochs=1),
-        optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.1)),
-        randomness=dict(seed=7),
-    )
-    cfg.update(overrides)
-    return Config(cfg, filename="configs/toy_parts.py")
-
-
 def test_runner_is_a_facade_over_one_stateless_layer_of_mmengine_names(tmp_path):
     assert Runner.__mro__ == (Runner, MMEngineNames, object)
     assert "__init__" not in vars(MMEngineNames)  # it makes nothing; the runner makes parts
-    runner = Runner.from_cfg(_cfg(tmp_path))
+    runner = Runner.from_cfg(toy_config(tmp_path, n=16))
     assert runner.message_hub is runner.env.message_hub
     assert runner.logger is runner.env.logger
     assert runner.strategy is runner.processes.strategy
@@ -46,7 +24,7 @@ def test_runner_is_a_facade_over_one_stateless_layer_of_mmengine_names(tmp_path)
 
 
 def test_mmengine_names_write_through_to_the_part_that_owns_the_fact(tmp_path):
-    runner = Runner.from_cfg(_cfg(tmp_path))
+    runner = Runner.from_cfg(toy_config(tmp_path, n=16))
     runner._resume = True  # mmengine's tests set it so
     assert runner.paths.resume is True and runner.resuming is True
     runner._experiment_name = "renamed"
@@ -61,7 +39,7 @@ def test_mmengine_names_write_through_to_the_part_that_owns_the_fact(tmp_path):
 
 
 def test_checkpoint_parts_are_registered_once_when_made(tmp_path):
-    runner = Runner.from_cfg(_cfg(tmp_path))
+    runner = Runner.from_cfg(toy_config(tmp_path, n=16))
     parts = runner.checkpoints.parts
     # made with the runner: the message hub, the hooks, the RNG streams (read at load)
     assert {"message_hub", "hooks", "rng"} <= set(parts)
@@ -75,7 +53,7 @@ def test_checkpoint_parts_are_registered_once_when_made(tmp_path):
 
 
 def test_a_replaced_message_hub_is_the_one_a_checkpoint_saves(tmp_path):
-    runner = Runner.from_cfg(_cfg(tmp_path))
+    runner = Runner.from_cfg(toy_config(tmp_path, n=16))
     hub = MessageHub.get_instance("test_runner_parts_replaced_hub")
     hub.update_info("marker", 5)
     runner.message_hub = hub
