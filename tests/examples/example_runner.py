@@ -7,15 +7,19 @@ import os
 import subprocess
 import sys
 
+from fresh_python import run_python
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def run_example(*args: str, timeout: int = 600, env: dict[str, str] | None = None) -> str:
     """``python ARGS...`` in the repository root; the stdout (fails on a non-zero exit)."""
-    out = subprocess.run(
-        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-        env=None if env is None else {**os.environ, **env},
-    )  # fmt: skip
+    environment = None if env is None else {**os.environ, **env}
+    if args[:2] == ("-m", "torch.distributed.run"):  # torchrun itself: a process of its own
+        out = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True,
+                             timeout=timeout, env=environment)  # fmt: skip
+    else:  # forked from a process that imported torch (tests/fresh_python.py)
+        out = run_python(args, cwd=ROOT, timeout=timeout, env=environment)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     return out.stdout
 

@@ -3,19 +3,8 @@
 from __future__ import annotations
 
 import ast
-import os
-import subprocess
-import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def run_example(*args: str) -> str:
-    out = subprocess.run(
-        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=300
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    return out.stdout
+from example_runner import run_example
 
 
 def test_blobs_example_trains_and_tests(tmp_path):

@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import ast
 import os
-import subprocess
-import sys
 
 import pytest
+from example_runner import run_example
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.mark.slow
 def test_multigrid_example_prints_its_schedule_and_learns(tmp_path):
-    out = subprocess.run(
-        [sys.executable, "examples/multigrid/train.py", "--work-dir", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr[-3000:]
-    lines = out.stdout.splitlines()
+    stdout = run_example("examples/multigrid/train.py", "--work-dir", str(tmp_path))
+    lines = stdout.splitlines()
     start = next(i for i, x in enumerate(lines) if "Multigrid schedule:" in x)
     assert "8 epochs x 1.5 -> 12 epochs" in lines[start]
     assert lines[start + 1].split()[:3] == ["epochs", "LR", "step"]
