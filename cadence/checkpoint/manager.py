@@ -8,22 +8,21 @@ crash-safely (docs/checkpoints.md, "the order of a save"); a load verifies every
 file before reading it and restores the strategy first, then the parts in the
 order they were registered. A checkpoint taken just before a validation (``before_val``)
 gets, once that validation has finished, an after-validation file with the states the
-validation changed (:mod:`.after_val`); a resume from it takes those states.
+validation changed (:mod:`.after_val`; written and read by :mod:`.after_validation`); a
+resume from it takes those states.
 """
 
 from __future__ import annotations
 
-import copy
 import functools
 import logging
 import os
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..fileio import is_url
-from .after_val import BINDING_KEY, after_val_path
+from .after_validation import AfterValidation
 from .companions import discard_staging, staging_path
 from .files import (
     BeforeLoad,
@@ -31,10 +30,7 @@ from .files import (
     atomic_torch_save,
     manifest_path,
     read_checkpoint,
-    read_manifest,
-    remove_after_val,
     remove_checkpoint,
-    safe_torch_load,
     warn_unverified,
 )
 from .pointer import (
@@ -71,16 +67,6 @@ class _Part:
     in_checkpoint: bool  # False: kept in the after-validation file only
 
 
-@dataclass
-class _Awaiting:
-    """A checkpoint saved just before a validation, whose after-validation file is due
-    once the validation has finished."""
-
-    path: str
-    durable: bool
-    async_: bool
-
-
 class CheckpointManager:
     """Saves and restores a run through its strategy's :class:`CheckpointSteps`.
 
@@ -106,8 +92,8 @@ class CheckpointManager:
         self.parts: dict[str, _Part] = {}
         self._writer: AsyncCheckpointWriter | None = None
         self._snapshot: Snapshot | None = None
-        self._awaiting: list[_Awaiting] = []  # saved before the validation now under way
-        self._digests: dict[str, str] = {}  # their files' SHA-256, once written (rank 0)
+        #: the after-validation files of the checkpoints saved before a validation
+        self.after_val = AfterValidation(self)
 
     def register(
         self,
@@ -187,11 +173,11 @@ class CheckpointManager:
         durable = storage is None or storage.remote(path) is None
 
         # the file is uploaded while it is hashed; the manifest after it and every companion
-        upload = None if durable else functools.partial(self._upload, path)
+        upload = None if durable else functools.partial(self.upload, path)
 
         def written(info: Mapping[str, Any]) -> None:
             if before_val:  # what its after-validation file will be bound to
-                self._digests[path] = str(info["sha256"])
+                self.after_val.written(path, str(info["sha256"]))
 
         def finish() -> None:
             if storage is not None:
@@ -207,21 +193,21 @@ class CheckpointManager:
                 if storage is not None:
                     storage.delete_checkpoint(old)
 
-        awaiting = _Awaiting(path, durable, async_ and steps.supports_async_save)
-        if awaiting.async_:
+        background = async_ and steps.supports_async_save
+        if background:
             if steps.rank == 0:
                 state = self._snapshots().take({**steps.checkpoint_state(**options), **extra})
 
                 def job() -> None:
-                    self._drop_after_val(path)
+                    self.after_val.drop(path)
                     if storage is not None:
                         storage.withdraw_manifest(path)
                     written(atomic_torch_save(state, path, durable=durable, upload=upload))
                     finish()
 
-                self._writers().submit(job, path)
+                self.background_writer().submit(job, path)
             if before_val:
-                self._awaiting.append(awaiting)
+                self.after_val.expect(path, durable, background=True)
             return path
         if async_:
             import warnings
@@ -236,7 +222,7 @@ class CheckpointManager:
         staged = staging_path(path)
         if steps.rank == 0:
             discard_staging(path)  # what an interrupted save of this name left
-            self._drop_after_val(path)
+            self.after_val.drop(path)
             if storage is not None:
                 storage.withdraw_manifest(path)  # its files are about to be replaced
         steps.barrier()
@@ -255,72 +241,27 @@ class CheckpointManager:
         if steps.rank == 0:
             finish()
         if before_val:
-            self._awaiting.append(awaiting)
+            self.after_val.expect(path, durable, background=False)
         return path
-
-    def _drop_after_val(self, path: str) -> None:
-        """Delete the after-validation file of ``path`` before ``path`` is written anew (it
-        belongs to the file about to be replaced; rank 0)."""
-        after = after_val_path(path)
-        if not (os.path.exists(after) or os.path.exists(manifest_path(after))):
-            return  # (the staged folder of a remote one holds its manifest)
-        remove_after_val(path)
-        if self.storage is not None:
-            self.storage.withdraw_after_val(path)
 
     # ------------------------------------------------------ after validation
     def await_validation(self, path: str) -> None:
-        """``path`` was resumed from before the validation that followed it had run: once the
-        resumed run has run it, :meth:`after_validation` writes its after-validation file,
-        as after the save (every rank calls this; without a manifest, nothing is written)."""
-        storage = self.storage
-        durable = storage is None or storage.remote(path) is None
-        if self.steps.rank == 0:
-            try:
-                sha256 = (read_manifest(path) or {}).get("sha256")
-            except CheckpointError:
-                sha256 = None
-            if sha256 is not None:
-                self._digests[path] = str(sha256)
-        self._awaiting.append(_Awaiting(path, durable, async_=False))
+        """``path`` was resumed from before the validation that followed it had run: once
+        the resumed run has run it, :meth:`after_validation` writes its after-validation
+        file (every rank calls this)."""
+        self.after_val.await_resumed(path)
 
     def after_validation(self) -> None:
         """The validation that followed the checkpoints saved with ``before_val`` has
-        finished (its ``after_val`` hooks have run): write their after-validation files,
-        with the state of every ``after_val`` part now (:mod:`.after_val`). Every rank
-        calls this (parts may gather); rank 0 writes, in the background when the
-        checkpoint was saved so."""
-        awaiting, self._awaiting = self._awaiting, []
-        for entry in awaiting:
-            state = self._collect({}, lambda part: part.after_val)
-            if self.steps.rank != 0:
-                continue
-            if entry.async_:  # the checkpoint may still be written: queued behind it
-                job = functools.partial(self._write_after_val, entry, copy.deepcopy(state))
-                self._writers().submit(job, after_val_path(entry.path), queue=True)
-            else:
-                self._write_after_val(entry, state)
+        finished: write their after-validation files (every rank calls this)."""
+        self.after_val.write_due()
 
-    def _write_after_val(self, entry: _Awaiting, state: dict[str, Any]) -> None:
-        """Write the after-validation file of ``entry``'s checkpoint, bound to its file's
-        SHA-256, with its manifest (and upload both). A failure costs only the validation
-        a resume then runs again: it is logged, not raised."""
-        path, after = entry.path, after_val_path(entry.path)
-        sha256 = self._digests.pop(path, None)
-        if sha256 is None:  # the checkpoint was not written
-            return
-        state["meta"] = {BINDING_KEY: {"file": os.path.basename(path), "sha256": sha256}}
-        upload = None if entry.durable else functools.partial(self._upload, after)
-        try:
-            atomic_torch_save(state, after, durable=entry.durable, upload=upload)
-            if self.storage is not None:
-                self.storage.push_file(manifest_path(after))
-        except Exception as e:  # noqa: BLE001 - the checkpoint itself is whole
-            self.logger.warning(
-                f"Could not write {after} ({e!r}); a resume from {path} validates again"
-            )
+    def collect_after_val(self) -> dict[str, Any]:
+        """The state of every part registered with ``after_val`` (a collective where parts
+        gather)."""
+        return self._collect({}, lambda entry: entry.after_val)
 
-    def _upload(self, path: str, source: str) -> None:
+    def upload(self, path: str, source: str) -> None:
         assert self.storage is not None
         self.storage.push_file(path, source)
 
@@ -347,7 +288,7 @@ class CheckpointManager:
             )
         return remote
 
-    def _fetch(self, path: str) -> None:
+    def fetch(self, path: str) -> None:
         """Download a staged remote checkpoint (what the local copy lacks) before reading
         (each process; the processes of one machine share the staged copy)."""
         if self.storage is not None:
@@ -363,7 +304,7 @@ class CheckpointManager:
             if self.storage is not None and self.steps.rank == 0:
                 self.storage.push_tree(self.work_dir)
 
-    def _writers(self) -> AsyncCheckpointWriter:
+    def background_writer(self) -> AsyncCheckpointWriter:
         if self._writer is None:
             self._writer = AsyncCheckpointWriter(self.logger)
         return self._writer
@@ -423,47 +364,18 @@ class CheckpointManager:
         """Fetch (remote), verify (the ranks share the hashing) and read ``path``; with
         ``after_val``, the states of its after-validation file replace the checkpoint's
         (before ``before_load`` sees it)."""
-        self._fetch(path)
+        self.fetch(path)
         info = self.steps.verify_checkpoint(path)
         if info is None:
             warn_unverified(path, stacklevel=4)
         checkpoint = read_checkpoint(path, map_location, verify=False)
         if after_val:
-            checkpoint.update(self._after_val_state(path, info, map_location) or {})
+            checkpoint.update(self.after_val.read(path, info, map_location) or {})
         if before_load is not None:
             before_load(checkpoint)
         return checkpoint
 
-    def _after_val_state(
-        self, path: str, info: Mapping[str, Any] | None, map_location: Any
-    ) -> dict[str, Any] | None:
-        """The states of the after-validation file of ``path`` (described by manifest
-        ``info``), or None: absent (the validation had not finished), or unusable (with a
-        warning). Every rank calls this, and the ranks agree: all use it or none does."""
-        after = after_val_path(path)
-        state, problem = None, None
-        try:
-            self._fetch(after)
-        except Exception:  # noqa: BLE001 - verifying says what is wrong, on every rank
-            pass
-        try:
-            found = self.steps.verify_checkpoint(after)  # every rank raises if one does
-            state = _bound_state(after, found, info, map_location)
-        except FileNotFoundError:
-            pass  # none: the validation had not finished
-        except Exception as e:  # noqa: BLE001 - never more than a validation run again
-            problem = str(e) if isinstance(e, CheckpointError) else f"{type(e).__name__}: {e}"
-        if self._agree(state is not None):
-            return state
-        if problem is not None:
-            warnings.warn(
-                f"Not using {after}: {problem}. The validation that followed "
-                f"{os.path.basename(path)} runs again",
-                stacklevel=5,
-            )
-        return None
-
-    def _agree(self, ok: bool) -> bool:
+    def agree(self, ok: bool) -> bool:
         """Whether ``ok`` holds on every rank."""
         if self.steps.world_size <= 1:
             return ok
@@ -546,24 +458,3 @@ class CheckpointManager:
                 f"({', '.join(skipped)}); see the warnings above for why"
             )
         return None
-
-
-def _bound_state(
-    after: str, found: Mapping[str, Any] | None, info: Mapping[str, Any] | None, map_location: Any
-) -> dict[str, Any]:
-    """The states in after-validation file ``after`` (verified: manifest ``found``), read
-    weights-only, if it belongs to the checkpoint file that manifest ``info`` describes;
-    otherwise :class:`CheckpointError` saying why."""
-    if found is None:
-        raise CheckpointError(f"'{after}' has no manifest, so it cannot be verified")
-    expected = (info or {}).get("sha256")
-    if expected is None:
-        raise CheckpointError("its checkpoint has no manifest to tie it to")
-    state = safe_torch_load(after, map_location)
-    meta = state.pop("meta", None) if isinstance(state, dict) else None
-    binding = meta.get(BINDING_KEY) if isinstance(meta, Mapping) else None
-    if not isinstance(binding, Mapping) or binding.get("sha256") != expected:
-        raise CheckpointError(
-            "it belongs to another file of that name (not the checkpoint there now)"
-        )
-    return state
