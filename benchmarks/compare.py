@@ -3,7 +3,8 @@
 Each benchmark writes ``benchmarks/results/<name>.json`` (``bench_results.py``); this
 script runs the chosen ones (all of :data:`SUITE` by default), then compares every
 figure with the same file as committed at ``--against`` (default ``HEAD``): the change,
-and the noise, the larger of the two runs' spreads (half the range of their rounds). A
+and the noise, the larger of the two runs' spreads (half the range of their rounds, at
+least 0.05 % of the committed value: the precision the table prints). A
 figure worse by more than the noise is flagged ``REGRESSION`` and the exit status is 1.
 Commit the new files with the change that moved them.
 
@@ -69,13 +70,19 @@ class Row:
         return self.new / self.old - 1
 
 
+#: The smallest relative change that counts: below it the table prints 0.0 %, so a
+#: single-round figure (spread 0) that moved in its last digits is "same", not flagged.
+RESOLUTION = 0.0005
+
+
 def judge(old: dict[str, Any] | None, new: dict[str, Any] | None) -> tuple[float, str]:
     """(noise, verdict) for one figure: worse by more than the noise is a regression."""
     if old is None:
         return float(new["spread"]) if new else 0.0, "new"
     if new is None:
         return float(old["spread"]), "gone"
-    noise = max(float(old.get("spread", 0)), float(new.get("spread", 0)))
+    noise = max(float(old.get("spread", 0)), float(new.get("spread", 0)),
+                RESOLUTION * abs(float(old["value"])))  # fmt: skip
     delta = float(new["value"]) - float(old["value"])
     if new.get("better", "lower") == "higher":
         delta = -delta

@@ -46,3 +46,12 @@ def test_a_figure_no_longer_measured_is_reported_gone():
     old = {"figures": {"x": {"value": 1.0, "spread": 0.0, "unit": "s", "better": "lower"}}}
     rows = compare.compare_records("toy", old, {"figures": {}})
     assert [(r.figure, r.verdict, r.new) for r in rows] == [("x", "gone", None)]
+
+
+def test_a_change_below_the_printed_precision_is_not_a_verdict():
+    # One round each (spread 0): a float that moved in its last digits prints as 0.0 %.
+    old = {"figures": {"x": {"value": 1092.0, "spread": 0.0, "unit": "instr", "better": "lower"}}}
+    tiny = {"figures": {"x": {"value": 1092.3, "spread": 0.0, "unit": "instr", "better": "lower"}}}
+    real = {"figures": {"x": {"value": 1096.0, "spread": 0.0, "unit": "instr", "better": "lower"}}}
+    assert compare.compare_records("toy", old, tiny)[0].verdict == "same"
+    assert compare.compare_records("toy", old, real)[0].verdict == "REGRESSION"
