@@ -6,8 +6,9 @@ type checking: a contract that type-imports its users makes every module one cyc
 This package holds what they may use instead, as structural types:
 
 - :class:`RunnerProtocol`, the runner as the rest of cadence sees it
-  (:mod:`.runner`; ``cadence.runner.RunnerProtocol`` is the same class), and the
-  view of the log processor, whose methods take that runner;
+  (:mod:`.runner`; ``cadence.runner.RunnerProtocol`` is the same class), the
+  runner class as the registry builds it (:class:`RunnerClass`), and the view of
+  the log processor, whose methods take that runner;
 - narrow views of the other parts a runner hands out (:mod:`.parts`): a loop, the
   message hub, the visualizer, the optimizer wrapper, the strategy, the run's paths.
 
@@ -26,7 +27,7 @@ from .parts import (
     StrategyView,
     VisualizerView,
 )
-from .runner import LogProcessorView, RunnerProtocol
+from .runner import LogProcessorView, RunnerClass, RunnerProtocol
 
 __all__ = [
     "LogProcessorView",
@@ -34,6 +35,7 @@ __all__ = [
     "MessageHubView",
     "OptimWrapperView",
     "RunPathsView",
+    "RunnerClass",
     "RunnerProtocol",
     "StagingView",
     "StrategyView",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .parts import (
     LoopView,
@@ -220,4 +220,12 @@ class RunnerProtocol(Protocol):
         the checkpoints taken just before it record that it ran."""
 
 
-__all__ = ["LogProcessorView", "RunnerProtocol"]
+@runtime_checkable
+class RunnerClass(Protocol):
+    """A runner class as ``RUNNERS.build`` (``runner_type=...``) sees it: built from a config."""
+
+    def from_cfg(self, cfg: Config | Mapping[str, Any]) -> RunnerProtocol:
+        """Build a runner from a whole config (a classmethod on the class)."""
+
+
+__all__ = ["LogProcessorView", "RunnerClass", "RunnerProtocol"]

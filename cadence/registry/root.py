@@ -11,6 +11,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..contracts import RunnerClass
 from .build_functions import as_config_mapping, build_from_cfg, is_config
 from .errors import RegistryArgumentError
 from .registry import Registry
@@ -67,10 +68,9 @@ def build_runner_from_cfg(
                 f"runner_type must be a registered runner name or a class, got "
                 f"{type(runner_type).__name__} {runner_type!r}"
             )
-        from_cfg = getattr(runner_cls, "from_cfg", None)
-        if not callable(from_cfg):
+        if not isinstance(runner_cls, RunnerClass):
             raise TypeError(f"runner_type {runner_cls!r} has no from_cfg(cfg) to build it with")
-        return from_cfg(args)
+        return runner_cls.from_cfg(args)
 
 
 # The parameter-scheduler builder lives in cadence.optim, which imports the registries;

@@ -148,3 +148,22 @@ def test_import_is_lazy_until_a_lookup_happens(lazy_import_probe) -> None:
     assert state["after_import"] == {"cadence.optim": False, "cadence.dataset": False}
     assert state["after_optimizer_lookup"]["cadence.optim"] is True
     assert state["after_function_lookup"]["cadence.dataset"] is True
+
+
+def test_a_runner_type_is_built_through_its_from_cfg_and_one_without_it_is_refused() -> None:
+    from cadence.registry import RUNNERS
+
+    @RUNNERS.register_module()
+    class RecordingRunner:
+        @classmethod
+        def from_cfg(cls, cfg: dict) -> tuple[str, dict]:
+            return "built", dict(cfg)
+
+    @RUNNERS.register_module()
+    class NoFactory:
+        pass
+
+    built = RUNNERS.build(dict(runner_type="RecordingRunner", work_dir="w"))
+    assert built == ("built", {"runner_type": "RecordingRunner", "work_dir": "w"})
+    with pytest.raises(TypeError, match="has no from_cfg"):
+        RUNNERS.build(dict(runner_type="NoFactory"))
