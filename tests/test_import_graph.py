@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -34,7 +33,6 @@ ALLOWED_UP_IMPORTS: frozenset[Edge] = frozenset()
 
 @pytest.mark.parametrize("type_only", [False, True], ids=["runtime", "typing"])
 def test_cadence_modules_have_no_import_cycle(type_only: bool) -> None:
-    start = time.process_time()  # CPU time: other processes (xdist workers) do not count
     edges = import_edges(CADENCE, type_only=type_only)
     cycles = find_cycles(edges - ALLOWED_EDGES)
     assert not cycles, (
@@ -43,7 +41,6 @@ def test_cadence_modules_have_no_import_cycle(type_only: bool) -> None:
         "shared code down a layer of tests/layers.py, see docs/architecture.md):\n"
         + format_cycles(cycles)
     )
-    assert time.process_time() - start < 2.0
 
 
 def test_allowed_edges_still_exist() -> None:
