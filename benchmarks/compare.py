@@ -47,6 +47,7 @@ ON_REQUEST: dict[str, list[str]] = {
     "api_exit_soak": ["--runs", "5"],
     "mmengine_coverage": [],
     "openmmlab_speed": ["--rounds", "3"],
+    "openmmlab_configs": [],
 }
 
 
