@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from time import time
 from types import TracebackType
 
@@ -18,10 +19,18 @@ class Timer:
     """Measures seconds since start and since the last check.
 
     As a context manager it prints the elapsed seconds on exit, formatted with
-    ``print_tmpl`` (default ``'{:.3f}'``).
+    ``print_tmpl`` (default ``'{:.3f}'``). ``clock`` (seconds; ``time.time`` by default,
+    a cadence addition) is read at each start and check: tests pass a fake one.
     """
 
-    def __init__(self, start: bool = True, print_tmpl: str | None = None) -> None:
+    def __init__(
+        self,
+        start: bool = True,
+        print_tmpl: str | None = None,
+        *,
+        clock: Callable[[], float] = time,
+    ) -> None:
+        self._clock = clock
         self._is_running = False
         self.print_tmpl = print_tmpl if print_tmpl else "{:.3f}"
         self._t_start = self._t_last = 0.0
@@ -49,22 +58,22 @@ class Timer:
     def start(self) -> None:
         """Start the timer (a running timer keeps its start time)."""
         if not self._is_running:
-            self._t_start = time()
+            self._t_start = self._clock()
             self._is_running = True
-        self._t_last = time()
+        self._t_last = self._clock()
 
     def since_start(self) -> float:
         """Seconds since the timer started; also marks a check."""
         if not self._is_running:
             raise TimerError("timer is not running")
-        self._t_last = time()
+        self._t_last = self._clock()
         return self._t_last - self._t_start
 
     def since_last_check(self) -> float:
         """Seconds since the last check (or since the start); marks a new check."""
         if not self._is_running:
             raise TimerError("timer is not running")
-        now = time()
+        now = self._clock()
         elapsed, self._t_last = now - self._t_last, now
         return elapsed
 
