@@ -6,7 +6,9 @@ Run in the venv of ``make_venv.sh``, from the repository root::
         benchmarks/mmengine_reference/record.py
 
 (mmengine 0.10.7 calls ``torch.load`` without ``weights_only``; torch >= 2.6 then loads
-weights-only and refuses mmengine's own checkpoints, hence the switch.) It trains the
+weights-only and refuses mmengine's own checkpoints, hence the switch.) MKL's code path is
+fixed with ``MKL_CBWR=COMPATIBLE`` (set here unless given), so the floats are those of any
+x86 CPU, not only of this one; the test runs cadence the same way. It trains the
 runs of ``tests/mmengine_toy.py`` and writes:
 
 * ``tests/runner/data/mmengine_losses.json``: every loss term of the first 20
@@ -26,6 +28,7 @@ import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+os.environ.setdefault("MKL_CBWR", "COMPATIBLE")  # read once, when MKL starts: before torch
 
 import mmengine  # noqa: E402
 import mmengine_toy  # noqa: E402
