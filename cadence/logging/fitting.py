@@ -41,18 +41,19 @@ def fit_pieces(pieces: list[tuple[str, int]], width: int | None) -> str:
     if width is None:
         return "".join([text for text, _ in pieces])
     kept = [piece for piece in pieces if piece[1] >= 0]
-    line = "".join([text for text, _ in kept])
+    texts = [text for text, _ in kept]
+    line = "".join(texts)
     if len(line.rstrip()) <= width:
         return line
     # the lowest rank goes first, the latest first among equals: one order for the whole fit
     order = sorted((rank, -i) for i, (text, rank) in enumerate(kept)
                    if i > 0 and "loss" not in text)  # fmt: skip
-    dropped: set[int] = set()
     for _, i in order:
-        dropped.add(-i)
-        line = "".join([text for j, (text, _) in enumerate(kept) if j not in dropped])
+        texts[-i] = ""  # left out
+        line = "".join(texts)
         if len(line.rstrip()) <= width:
             return line
+    dropped = {-i for _, i in order}
     kept = [piece for j, piece in enumerate(kept) if j not in dropped]
     lines, current = [], ""
     for text, _ in kept:
