@@ -266,7 +266,8 @@ class EndlessIterator:
         fresh = False  # the first pass may start at the end of an epoch (resume)
         while True:
             before = self._done
-            for self._done, batch in enumerate(self._it, before + 1):  # counted as they come
+            for done, batch in enumerate(self._it, before + 1):  # counted as they come
+                self._done = done
                 yield batch
             if self._done == before and fresh:
                 raise RuntimeError("the training dataloader yields no batches")

@@ -19,7 +19,6 @@ from torch import nn
 from ..registry import MODELS
 from .utils import stack_batch
 
-
 _PLAIN_TENSOR = frozenset((torch.Tensor,))
 _IS_CPU = attrgetter("is_cpu")
 
@@ -66,8 +65,10 @@ class BaseDataPreprocessor(nn.Module):
         """
         if type(data) is dict:  # the common batch: a plain dict, often of tensors
             values = data.values()
-            if self._host and _PLAIN_TENSOR.issuperset(map(type, values)) and all(
-                map(_IS_CPU, values)
+            if (
+                self._host
+                and _PLAIN_TENSOR.issuperset(map(type, values))
+                and all(map(_IS_CPU, values))
             ):  # host tensors only, checked without a Python frame: the same new dict
                 return dict(data)
             moved = {}
