@@ -109,8 +109,8 @@ class RuntimeInfoHook(Hook):
             tuple[Callable[[Any], None], Callable[[Any], None], Callable[[], Any]]
         ] = []
         self._lr_buffers: list[Any] = []  # their buffers (HistoryBuffer)
-        #: (wrapper, number writer, checked writer) when one reader reads its first group
-        self._lr_single: tuple[Any, Callable[[Any], None], Callable[[Any], None]] | None = None
+        #: (number writer, checked writer) when one reader reads the wrapper's first group
+        self._lr_single: tuple[Callable[[Any], None], Callable[[Any], None]] | None = None
         #: per output name, (checked writer, number writer)
         self._output_writers: dict[Any, tuple[Any, Any]] = {}
         self._output_buffers: list[Any] = []  # their buffers, trimmed with the lr ones
@@ -161,9 +161,11 @@ class RuntimeInfoHook(Hook):
         self._lr_single = None
         if len(readers) == 1:
             read = readers[0][1]
-            if isinstance(read, partial) and read.func is _first_group_lr:
+            # (of the wrapper itself, which each step has at hand; not one inside a dict)
+            if (isinstance(read, partial) and read.func is _first_group_lr
+                    and read.args[0] is self._lr_owner):  # fmt: skip
                 write, write_number, _ = self._lr_writers[0]
-                self._lr_single = (read.args[0], write_number, write)
+                self._lr_single = (write_number, write)
         self._output_writers = {}
         self._output_buffers = []
 
@@ -182,12 +184,12 @@ class RuntimeInfoHook(Hook):
         at = runner.iter
         self._set_iter(at)  # type: ignore[misc]
         single = self._lr_single
-        if single is not None:  # what the one reader reads, without its call
-            lr = single[0].optimizer.param_groups[0]["lr"]
+        if single is not None:  # what the one reader reads (of ``wrapper``), without its call
+            lr = wrapper.optimizer.param_groups[0]["lr"]
             if type(lr) is float:  # the buffer list's own append, no frame
-                single[1](lr)
+                single[0](lr)
             else:
-                single[2](lr)
+                single[1](lr)
         elif self._lr_readers is not None:
             for write, write_number, read in self._lr_writers:
                 lr = read()

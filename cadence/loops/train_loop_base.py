@@ -61,6 +61,8 @@ class _Finishing(enum.Enum):
     EPOCH = enum.auto()  # ``after_train_epoch``: the current epoch is done
 
 
+_ITER, _NOTHING = _Finishing.ITER, _Finishing.NOTHING  # read every step
+
 #: how often to validate, in epochs or iterations
 VAL_INTERVAL = Rule(POSITIVE_INT.test, "an int >= 1 (validate every N epochs or iterations)")
 
@@ -215,14 +217,14 @@ class _TrainLoop(BaseLoop):
             extra = wrapper.pop_log_vars()
             if extra:
                 outputs = {**outputs, **extra}
-            self._finishing, stage = _Finishing.ITER, "after_train_iter"
+            self._finishing, stage = _ITER, "after_train_iter"
             for fn in hooks[stage]:
                 fn(runner, batch_idx, data_batch, outputs)
         except Exception as exc:
             if fn is not None:
                 runner.blame_hook(exc, stage, fn)
             raise
-        self._finishing = _Finishing.NOTHING
+        self._finishing = _NOTHING
         self._iter += 1
         self._inner_iter += 1
 
@@ -246,7 +248,7 @@ class _TrainLoop(BaseLoop):
             extra = wrapper.pop_log_vars()
             if extra:
                 outputs = {**outputs, **extra}
-            self._finishing, stage = _Finishing.ITER, "after_train_iter"
+            self._finishing, stage = _ITER, "after_train_iter"
             beat.phase, beat.stage = HOOK, stage
             for fn in hooks[stage]:
                 beat.hook = fn
@@ -255,7 +257,7 @@ class _TrainLoop(BaseLoop):
             if fn is not None:
                 runner.blame_hook(exc, stage, fn)
             raise
-        self._finishing = _Finishing.NOTHING
+        self._finishing = _NOTHING
         self._iter += 1
         self._inner_iter += 1
         beat.steps += 1

@@ -71,6 +71,7 @@ def parse_losses(
 
 
 _NO_CONTEXT = contextlib.nullcontext()  # reusable
+_NULL_CONTEXT = contextlib.nullcontext
 _TENSOR = torch.Tensor
 
 
@@ -111,7 +112,7 @@ def run_train_step(
     if preprocess is None:  # not a submodule (a plain attribute or property)
         preprocess = model.data_preprocessor
     context = optim_wrapper.optim_context(forward) if optim_context else _NO_CONTEXT
-    if type(context) is contextlib.nullcontext:  # a no-op (the usual step): no with-block
+    if type(context) is _NULL_CONTEXT:  # a no-op (the usual step): no with-block
         data = preprocess(data, True)
         if type(data) is dict:  # the common case inline: one call less per step
             losses = forward(**data, mode="loss")

@@ -101,6 +101,18 @@ def test_optim_wrapper_dict_names_each_optimizer():
     assert lr_history(hub, "train/disc.lr") == [0.4]
 
 
+def test_an_optim_wrapper_dict_of_one_reads_its_inner_optimizer():
+    inner = sgd_wrapper(lr=0.3)
+    runner = make_runner(OptimWrapperDict(only=inner))
+    hook = RuntimeInfoHook()
+    hook.before_train(runner)
+    hook.before_train_iter(runner, batch_idx=0)
+    inner.optimizer.param_groups[0]["lr"] = 0.2
+    hook.before_train_iter(runner, batch_idx=1)
+    assert list(runner.message_hub.log_scalars) == ["train/only.lr"]
+    assert lr_history(runner.message_hub, "train/only.lr") == [0.3, 0.2]
+
+
 def test_custom_get_lr_is_called_every_iteration():
     class Custom(OptimWrapper):
         calls = 0
