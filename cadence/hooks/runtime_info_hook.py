@@ -175,7 +175,7 @@ class RuntimeInfoHook(Hook):
     def before_train_iter(
         self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None
     ) -> None:
-        wrapper = runner.optim_wrapper
+        wrapper: Any = runner.optim_wrapper  # a BaseOptimWrapper when _lr_single is set
         if wrapper is not self._lr_owner:
             self._watch_lr(wrapper)
         hub = runner.message_hub
