@@ -88,6 +88,8 @@ class HangWatchdog:
     def start(self) -> None:
         """Begin watching."""
         self._stop.clear()
+        if self._thread is None:
+            self.heartbeat.watchers += 1  # the training loop marks its steps from now on
         self._thread = threading.Thread(target=self._run, name="cadence-hang-watchdog", daemon=True)
         self._thread.start()
 
@@ -97,6 +99,7 @@ class HangWatchdog:
         if self._thread is not None:
             self._thread.join(timeout=self.interval + 15)
             self._thread = None
+            self.heartbeat.watchers -= 1
 
     # ------------------------------------------------------ watch thread
     def _run(self) -> None:

@@ -209,7 +209,7 @@ class LoggerHook(Hook):
     ) -> None:
         done = runner.iter + 1
         every = self.interval_exp_name
-        if every and done % every == 0:
+        if every and not done % every:
             runner.logger.info(f"Exp name: {runner.experiment_name}")
         by_epoch = self._by_epoch
         if by_epoch is None:
@@ -225,14 +225,15 @@ class LoggerHook(Hook):
                 self._show_train(runner, bar, by_epoch, self._logged_loss)
         if by_epoch:
             n = batch_idx + 1
-            due = n % self.interval == 0 or (not self.ignore_last and n == self._epoch_len)
-        else:
-            due = done % self.interval == 0
-        if due:
-            tag, line = runner.log_processor.get_log_after_iter(runner, batch_idx, "train")
-            self._logged_loss = tag.get("loss")  # the bar shows the log's smoothed loss
-            runner.logger.info(line)
-            runner.visualizer.add_scalars(tag, step=done, file_path=self._json_log(runner))
+            if n % self.interval and (self.ignore_last or n != self._epoch_len):
+                return
+        elif done % self.interval:
+            return
+        # a log line is due
+        tag, line = runner.log_processor.get_log_after_iter(runner, batch_idx, "train")
+        self._logged_loss = tag.get("loss")  # the bar shows the log's smoothed loss
+        runner.logger.info(line)
+        runner.visualizer.add_scalars(tag, step=done, file_path=self._json_log(runner))
 
     @staticmethod
     def _show_train(

@@ -147,12 +147,12 @@ class PreemptionHook(Hook):
     def after_train_iter(
         self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
     ) -> None:
-        if self.received is not None and self._watch is not None:
-            self._watch.progress()  # this iteration finished: the grace period starts over
-        if self._world_size <= 1:  # one process: no agreement needed, one comparison
-            if self.received is None:
+        if self.received is None:
+            if self._world_size <= 1:  # one process and no signal: two comparisons
                 return
-        elif not self._should_stop(runner):
+        elif self._watch is not None:
+            self._watch.progress()  # this iteration finished: the grace period starts over
+        if self._world_size > 1 and not self._should_stop(runner):  # agreed by every rank
             return
         if accumulation_pending(runner.optim_wrapper):
             return

@@ -15,6 +15,8 @@ from .hook import Hook
 if TYPE_CHECKING:
     from ..contracts import RunnerProtocol
 
+_TENSOR = torch.Tensor
+
 #: (message hub key, reader) pairs; a reader returns one learning rate.
 LrReaders = list[tuple[str, Callable[[], Any]]]
 
@@ -107,7 +109,11 @@ class RuntimeInfoHook(Hook):
             tuple[Callable[[Any], None], Callable[[Any], None], Callable[[], Any]]
         ] = []
         self._lr_buffers: list[Any] = []  # their buffers (HistoryBuffer)
-        self._output_writers: dict[Any, Callable[[Any], None]] = {}
+        #: (number writer, checked writer) when one reader reads the wrapper's first group
+        self._lr_single: tuple[Callable[[Any], None], Callable[[Any], None]] | None = None
+        #: per output name, (checked writer, number writer)
+        self._output_writers: dict[Any, tuple[Any, Any]] = {}
+        self._output_buffers: list[Any] = []  # their buffers, trimmed with the lr ones
         #: the loop stage a validation or test interrupted (mmengine's name), while it runs
         self.last_loop_stage: Any = None
 
@@ -146,12 +152,22 @@ class RuntimeInfoHook(Hook):
         """Take the hub's writers for the keys written every iteration."""
         self._hub = hub
         self._set_iter = hub.info_writer("iter")
+        readers = self._lr_readers or ()
         self._lr_writers = [
-            (hub.scalar_writer(key), hub.number_writer(key), read)
-            for key, read in self._lr_readers or ()
+            (hub.scalar_writer(key), hub.number_writer(key), read) for key, read in readers
         ]
-        self._lr_buffers = [hub.get_scalar(key) for key, _ in self._lr_readers or ()]
+        self._lr_buffers = [hub.get_scalar(key) for key, _ in readers]
+        # the usual: one optimizer, no base lr: its first group's lr read inline
+        self._lr_single = None
+        if len(readers) == 1:
+            read = readers[0][1]
+            # (of the wrapper itself, which each step has at hand; not one inside a dict)
+            if (isinstance(read, partial) and read.func is _first_group_lr
+                    and read.args[0] is self._lr_owner):  # fmt: skip
+                write, write_number, _ = self._lr_writers[0]
+                self._lr_single = (write_number, write)
         self._output_writers = {}
+        self._output_buffers = []
 
     def before_train_epoch(self, runner: RunnerProtocol) -> None:
         runner.message_hub.update_info("epoch", runner.epoch)
@@ -159,7 +175,7 @@ class RuntimeInfoHook(Hook):
     def before_train_iter(
         self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None
     ) -> None:
-        wrapper = runner.optim_wrapper
+        wrapper: Any = runner.optim_wrapper  # a BaseOptimWrapper when _lr_single is set
         if wrapper is not self._lr_owner:
             self._watch_lr(wrapper)
         hub = runner.message_hub
@@ -167,19 +183,35 @@ class RuntimeInfoHook(Hook):
             self._writers(hub)
         at = runner.iter
         self._set_iter(at)  # type: ignore[misc]
-        if self._lr_readers is not None:
+        single = self._lr_single
+        if single is not None:  # what the one reader reads (of ``wrapper``), without its call
+            lr = wrapper.optimizer.param_groups[0]["lr"]
+            if type(lr) is float:  # the buffer list's own append, no frame
+                single[0](lr)
+            else:
+                single[1](lr)
+        elif self._lr_readers is not None:
             for write, write_number, read in self._lr_writers:
                 lr = read()
-                if type(lr) is float:  # the usual: the buffer list's own append, no frame
+                if type(lr) is float:
                     write_number(lr)
                 else:
                     write(lr)
-            if not at & 1023:  # what the number writers appended is trimmed now and then
-                for buffer in self._lr_buffers:
-                    buffer.trim()
         else:
             for name, values in wrapper.get_lr().items():
                 hub.update_scalar(f"train/{name}", values[0])
+        if not at & 1023:  # what the number writers appended is trimmed now and then
+            for buffer in self._lr_buffers:
+                buffer.trim()
+            for buffer in self._output_buffers:
+                buffer.trim()
+
+    def _output_writer(self, hub: Any, name: str) -> tuple[Any, Any]:
+        """The writers of output ``name``: any value, and Python numbers."""
+        key = f"train/{name}"
+        pair = (hub.scalar_writer(key), hub.number_writer(key))
+        self._output_buffers.append(hub.get_scalar(key))
+        return pair
 
     def after_train_iter(
         self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None
@@ -190,10 +222,17 @@ class RuntimeInfoHook(Hook):
                 self._writers(hub)
             writers = self._output_writers
             for name, value in outputs.items():
-                write = writers.get(name)
-                if write is None:
-                    write = writers[name] = hub.scalar_writer(f"train/{name}")
-                write(value)
+                pair = writers.get(name)
+                if pair is None:
+                    pair = writers[name] = self._output_writer(hub, name)
+                if type(value) is _TENSOR and value.is_cpu:
+                    # a CPU tensor is read now, as the buffer's append would: no frame
+                    try:
+                        pair[1](value.item())
+                        continue
+                    except RuntimeError:  # not one element: the buffer raises its error
+                        pass
+                pair[0](value)
 
     # ---------------------------------------------------------- evaluation
     def _enter(self, runner: RunnerProtocol, stage: str) -> None:

@@ -38,20 +38,23 @@ def fit_pieces(pieces: list[tuple[str, int]], width: int | None) -> str:
     line, without its trailing spaces, is at most ``width`` characters; what is still
     wider wraps onto lines indented by four spaces. Pieces ranked below 0 are for the
     file only (a lone loss term, equal to ``loss``). ``width=None``: every piece."""
-    kept = list(pieces) if width is None else [p for p in pieces if p[1] >= 0]
-
-    def line() -> str:
-        return "".join(text for text, _ in kept)
-
-    def droppable() -> list[int]:
-        return [i for i, (text, _) in enumerate(kept) if i > 0 and "loss" not in text]
-
-    while width is not None and len(line().rstrip()) > width and droppable():
-        lowest = min(kept[i][1] for i in droppable())
-        drop = max(i for i in droppable() if kept[i][1] == lowest)
-        del kept[drop]
-    if width is None or len(line().rstrip()) <= width:
-        return line()
+    if width is None:
+        return "".join([text for text, _ in pieces])
+    kept = [piece for piece in pieces if piece[1] >= 0]
+    texts = [text for text, _ in kept]
+    line = "".join(texts)
+    if len(line.rstrip()) <= width:
+        return line
+    # the lowest rank goes first, the latest first among equals: one order for the whole fit
+    order = sorted((rank, -i) for i, (text, rank) in enumerate(kept)
+                   if i > 0 and "loss" not in text)  # fmt: skip
+    for _, i in order:
+        texts[-i] = ""  # left out
+        line = "".join(texts)
+        if len(line.rstrip()) <= width:
+            return line
+    dropped = {-i for _, i in order}
+    kept = [piece for j, piece in enumerate(kept) if j not in dropped]
     lines, current = [], ""
     for text, _ in kept:
         if current.strip() and len((current + text).rstrip()) > width:

@@ -265,12 +265,11 @@ class EndlessIterator:
         """The batches, epoch after epoch (a generator: cheap per batch)."""
         fresh = False  # the first pass may start at the end of an epoch (resume)
         while True:
-            empty = True
-            for batch in self._it:
-                empty = False
-                self._done += 1
+            before = self._done
+            for done, batch in enumerate(self._it, before + 1):  # counted as they come
+                self._done = done
                 yield batch
-            if empty and fresh:
+            if self._done == before and fresh:
                 raise RuntimeError("the training dataloader yields no batches")
             self.epoch += 1
             self._origin = self._done = 0

@@ -7,6 +7,7 @@ import bisect
 import enum
 import warnings
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from torch.utils.data import DataLoader
@@ -60,6 +61,8 @@ class _Finishing(enum.Enum):
     EPOCH = enum.auto()  # ``after_train_epoch``: the current epoch is done
 
 
+_ITER, _NOTHING = _Finishing.ITER, _Finishing.NOTHING  # read every step
+
 #: how often to validate, in epochs or iterations
 VAL_INTERVAL = Rule(POSITIVE_INT.test, "an int >= 1 (validate every N epochs or iterations)")
 
@@ -98,9 +101,13 @@ class _TrainLoop(BaseLoop):
     def epoch(self) -> int:
         return self._epoch
 
-    @property
-    def iter(self) -> int:
-        return self._iter
+    if TYPE_CHECKING:
+
+        @property
+        def iter(self) -> int: ...
+
+    else:  # read by hooks every step: a getter that runs no Python code
+        iter = property(attrgetter("_iter"), doc="Iterations done.")
 
     @property
     def inner_iter(self) -> int:
@@ -187,11 +194,44 @@ class _TrainLoop(BaseLoop):
 
     def run_iter(self, batch_idx: Any, data_batch: Any = NO_BATCH) -> None:
         """One optimization step and its hooks; ``run_iter(data_batch)`` as mmengine's
-        iteration loop is called (the batch index is then the loop's own count)."""
+        iteration loop is called (the batch index is then the loop's own count).
+
+        While a hang watchdog watches, the step also marks where it is in the
+        heartbeat (:meth:`_run_iter_marked`); otherwise it runs the same calls unmarked.
+        """
         if data_batch is NO_BATCH:
             batch_idx, data_batch = self._inner_iter, batch_idx
+        if self._heartbeat.watchers:
+            self._run_iter_marked(batch_idx, data_batch)
+            return
         runner = self._runner
         hooks = runner.stage_calls  # called here rather than through call_hook: per step
+        stage, fn = "before_train_iter", None
+        try:
+            for fn in hooks[stage]:
+                fn(runner, batch_idx, data_batch)
+            fn = None
+            wrapper = runner.optim_wrapper
+            model: Any = runner.model  # a BaseModel, or a strategy's wrapper forwarding train_step
+            outputs = model.train_step(data_batch, optim_wrapper=wrapper)
+            extra = wrapper.pop_log_vars()
+            if extra:
+                outputs = {**outputs, **extra}
+            self._finishing, stage = _ITER, "after_train_iter"
+            for fn in hooks[stage]:
+                fn(runner, batch_idx, data_batch, outputs)
+        except Exception as exc:
+            if fn is not None:
+                runner.blame_hook(exc, stage, fn)
+            raise
+        self._finishing = _NOTHING
+        self._iter += 1
+        self._inner_iter += 1
+
+    def _run_iter_marked(self, batch_idx: Any, data_batch: Any) -> None:
+        """:meth:`run_iter`'s step, marking in the heartbeat where it is (the same calls)."""
+        runner = self._runner
+        hooks = runner.stage_calls
         stage, fn = "before_train_iter", None
         beat = self._heartbeat  # what the hang watchdog reads: +1 now, +1 when done
         beat.steps += 1
@@ -202,13 +242,13 @@ class _TrainLoop(BaseLoop):
                 fn(runner, batch_idx, data_batch)
             fn = None
             wrapper = runner.optim_wrapper
-            model: Any = runner.model  # a BaseModel, or a strategy's wrapper forwarding train_step
+            model: Any = runner.model
             beat.phase = FORWARD  # the optimizer wrapper marks the backward pass and the step
             outputs = model.train_step(data_batch, optim_wrapper=wrapper)
             extra = wrapper.pop_log_vars()
             if extra:
                 outputs = {**outputs, **extra}
-            self._finishing, stage = _Finishing.ITER, "after_train_iter"
+            self._finishing, stage = _ITER, "after_train_iter"
             beat.phase, beat.stage = HOOK, stage
             for fn in hooks[stage]:
                 beat.hook = fn
@@ -217,7 +257,7 @@ class _TrainLoop(BaseLoop):
             if fn is not None:
                 runner.blame_hook(exc, stage, fn)
             raise
-        self._finishing = _Finishing.NOTHING
+        self._finishing = _NOTHING
         self._iter += 1
         self._inner_iter += 1
         beat.steps += 1

@@ -28,7 +28,7 @@ def parse_losses(
     """
     if type(losses) is dict and len(losses) == 1:  # fast path: just ``{'loss': scalar}``
         value = losses.get("loss")
-        if type(value) is torch.Tensor and value.dim() == 0:
+        if type(value) is _TENSOR and value.ndim == 0:
             return value, OrderedDict(loss=value.detach())
     if not isinstance(losses, dict):
         raise TypeError(
@@ -71,6 +71,8 @@ def parse_losses(
 
 
 _NO_CONTEXT = contextlib.nullcontext()  # reusable
+_NULL_CONTEXT = contextlib.nullcontext
+_TENSOR = torch.Tensor
 
 
 def forward_by_mode(forward: Callable[..., Any], data: Any, mode: str) -> Any:
@@ -109,11 +111,16 @@ def run_train_step(
     preprocess = model._modules.get("data_preprocessor")
     if preprocess is None:  # not a submodule (a plain attribute or property)
         preprocess = model.data_preprocessor
-    with optim_wrapper.optim_context(forward) if optim_context else _NO_CONTEXT:
+    context = optim_wrapper.optim_context(forward) if optim_context else _NO_CONTEXT
+    if type(context) is _NULL_CONTEXT:  # a no-op (the usual step): no with-block
         data = preprocess(data, True)
         if type(data) is dict:  # the common case inline: one call less per step
             losses = forward(**data, mode="loss")
         else:
+            losses = forward_by_mode(forward, data, "loss")
+    else:
+        with context:
+            data = preprocess(data, True)
             losses = forward_by_mode(forward, data, "loss")
     loss, log_vars = model.parse_losses(losses)
     optim_wrapper.update_params(loss)

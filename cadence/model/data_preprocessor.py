@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 import torch
@@ -17,6 +18,9 @@ from torch import nn
 
 from ..registry import MODELS
 from .utils import stack_batch
+
+_PLAIN_TENSOR = frozenset((torch.Tensor,))
+_IS_CPU = attrgetter("is_cpu")
 
 
 def _target_device(*args: Any, **kwargs: Any) -> torch.device | None:
@@ -60,6 +64,13 @@ class BaseDataPreprocessor(nn.Module):
         strings, bytes, None and other objects are returned as they are.
         """
         if type(data) is dict:  # the common batch: a plain dict, often of tensors
+            values = data.values()
+            if (
+                self._host
+                and _PLAIN_TENSOR.issuperset(map(type, values))
+                and all(map(_IS_CPU, values))
+            ):  # host tensors only, checked without a Python frame: the same new dict
+                return dict(data)
             moved = {}
             host = self._host
             for key, value in data.items():  # a plain loop: no call per item for host tensors

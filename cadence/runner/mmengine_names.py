@@ -140,8 +140,12 @@ class MMEngineNames:
 
     @property
     def iter(self) -> int:
-        loop = self.loops.train
-        return loop.iter if loop is not None else 0
+        try:  # read by hooks every step: the common case in one expression
+            return self.loops.train.iter  # type: ignore[union-attr]
+        except AttributeError:
+            if self.loops.train is not None:
+                raise
+            return 0
 
     @property
     def max_epochs(self) -> int:

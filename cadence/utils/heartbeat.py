@@ -10,6 +10,8 @@ the end of the local backward pass. Each mark is an attribute write: no call, no
 lock, no allocation. The watchdog (:mod:`cadence.dist.watchdog`) reads
 the heartbeat from its thread every few seconds, and compares the ranks by
 :meth:`Heartbeat.order` (steps, then the phase within the step, then the hook).
+The training loop, whose steps are the shortest, marks them only while a watchdog
+watches (:attr:`Heartbeat.watchers`); it runs a step without any mark otherwise.
 
 :meth:`Heartbeat.busy` marks a long section that every rank runs (a checkpoint
 save, the metric computation): while *all* ranks are in one, the job counts as
@@ -52,7 +54,8 @@ class Heartbeat:
     """Where a process's loops are; written by the main thread, read by the watchdog."""
 
     __slots__ = ("busy_depth", "busy_with", "entries", "first", "hook", "hooks", "mode",
-                 "outer", "phase", "stage", "steps", "wait_depth", "waiting_in")  # fmt: skip
+                 "outer", "phase", "stage", "steps", "wait_depth", "waiting_in",
+                 "watchers")  # fmt: skip
 
     def __init__(self) -> None:
         self.steps = 0  # +1 when a step of the running loop begins, +1 when it ends
@@ -69,6 +72,8 @@ class Heartbeat:
         self.hooks: Mapping[str, tuple[Any, ...]] = _NO_HOOKS
         self.wait_depth = 0  # nesting depth of :meth:`waiting` sections
         self.waiting_in = ""  # the collective the outermost one waits in
+        #: hang watchdogs watching now: the training loop marks its steps only while one does
+        self.watchers = 0
 
     def start(self, mode: str, first: int = 1) -> None:
         """A loop of ``mode`` starts at step number ``first`` (the outermost loop)."""

@@ -101,6 +101,18 @@ def test_optim_wrapper_dict_names_each_optimizer():
     assert lr_history(hub, "train/disc.lr") == [0.4]
 
 
+def test_an_optim_wrapper_dict_of_one_reads_its_inner_optimizer():
+    inner = sgd_wrapper(lr=0.3)
+    runner = make_runner(OptimWrapperDict(only=inner))
+    hook = RuntimeInfoHook()
+    hook.before_train(runner)
+    hook.before_train_iter(runner, batch_idx=0)
+    inner.optimizer.param_groups[0]["lr"] = 0.2
+    hook.before_train_iter(runner, batch_idx=1)
+    assert list(runner.message_hub.log_scalars) == ["train/only.lr"]
+    assert lr_history(runner.message_hub, "train/only.lr") == [0.3, 0.2]
+
+
 def test_custom_get_lr_is_called_every_iteration():
     class Custom(OptimWrapper):
         calls = 0
@@ -141,6 +153,52 @@ def test_outputs_become_train_scalars():
     hub = runner.message_hub
     assert hub.get_scalar("train/loss").mean() == 2.0
     assert hub.get_scalar("train/acc").current() == 0.3
+
+
+def test_cpu_tensor_outputs_are_recorded_as_the_buffer_records_them():
+    """The hook reads a CPU tensor's number itself: the same values and types as
+    ``update_scalar`` of the tensor, and the buffer's error for a tensor of two elements."""
+    runner = make_runner(sgd_wrapper())
+    hook = RuntimeInfoHook()
+    reference = MessageHub("reference")
+    outputs = [{"loss": torch.tensor(0.1), "count": torch.tensor(3), "hit": torch.tensor(True),
+                "half": torch.tensor(0.3, dtype=torch.float16), "plain": 2.5},
+               {"loss": torch.tensor([0.7]), "count": torch.tensor(4), "hit": torch.tensor(False),
+                "half": torch.tensor(0.6, dtype=torch.float16), "plain": 1}]  # fmt: skip
+    for step in outputs:
+        hook.after_train_iter(runner, batch_idx=0, outputs=step)
+        for name, value in step.items():
+            reference.update_scalar(f"train/{name}", value)
+    hub = runner.message_hub
+    for name in outputs[0]:
+        got, expected = hub.get_scalar(f"train/{name}"), reference.get_scalar(f"train/{name}")
+        assert [(type(v), v) for v in got.data[0].tolist()] == [
+            (type(v), v) for v in expected.data[0].tolist()
+        ]
+        current = got.current()
+        assert type(current) is type(expected.current()) and current == expected.current()
+    with pytest.raises(ValueError, match=r"exactly one element, got shape \(2,\)"):
+        hook.after_train_iter(runner, batch_idx=0, outputs={"loss": torch.ones(2)})
+
+
+def test_output_buffers_stay_bounded_over_a_long_run():
+    """The outputs' numbers are appended without the buffer's own length check: the hook
+    trims them with the learning rates' every 1024 iterations."""
+    runner = make_runner(sgd_wrapper())
+    hook = RuntimeInfoHook()
+    hook.before_train(runner)
+    for it in range(3000):
+        runner.iter = it
+        hook.before_train_iter(runner, batch_idx=it)
+        hook.after_train_iter(runner, batch_idx=it, outputs={"loss": torch.tensor(float(it))})
+        if it == 0:
+            for key in ("train/loss", "train/lr"):
+                runner.message_hub.get_scalar(key).max_length = 8
+    for key in ("train/loss", "train/lr"):
+        buffer = runner.message_hub.get_scalar(key)
+        assert len(buffer._values) <= 8 + 2048  # the list the number writer appends to
+    loss = runner.message_hub.get_scalar("train/loss")
+    assert loss.data[0].tolist() == [float(i) for i in range(2992, 3000)]
 
 
 def test_loop_stage_follows_nested_validation_and_standalone_testing():

@@ -31,6 +31,7 @@ from cadence.hooks import Hook
 from cadence.loops import BaseLoop
 from cadence.registry import DATASETS, MODELS
 from cadence.runner import Runner
+from cadence.utils.heartbeat import HOOK
 
 
 @pytest.fixture(autouse=True)
@@ -355,3 +356,62 @@ def test_a_loop_overriding_run_takes_batches_as_mmengines_loops_do(tmp_path):
     runner, record = train(cfg)
     assert runner.iter == 6
     assert runner.train_loop.dataloader_iterator.epoch == 1  # 16 samples, 4 a batch
+
+
+# ------------------------------------------- what a hook sees at each step
+class SeesEachStep(Hook):
+    """At each per-iteration stage: the position, the message hub's per-iteration records
+    (as an mmengine hook reads them) and where the heartbeat says the step is."""
+
+    priority = "LOWEST"
+
+    def __init__(self) -> None:
+        self.records: list[tuple[Any, ...]] = []
+        self.beats: list[tuple[int, int, bool]] = []
+
+    def _beat(self, runner: Any, fn: Any) -> None:
+        beat = runner.heartbeat
+        self.beats.append((beat.steps, beat.phase, beat.hook == fn))
+
+    def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
+        hub = runner.message_hub
+        self.records.append(("before", batch_idx, runner.iter, hub.get_info("iter"),
+                             hub.get_scalar("train/lr").current(),
+                             len(hub.get_scalar("train/data_time"))))  # fmt: skip
+        self._beat(runner, self.before_train_iter)
+
+    def after_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None,
+                         outputs: Any = None) -> None:  # fmt: skip
+        hub = runner.message_hub
+        loss = outputs["loss"].item()
+        self.records.append(("after", batch_idx, runner.iter, loss,
+                             hub.get_scalar("train/loss").current() == loss,
+                             len(hub.get_scalar("train/loss")), len(hub.get_scalar("train/time")),
+                             hub.get_info("eta") is not None))  # fmt: skip
+        self._beat(runner, self.after_train_iter)
+
+
+@pytest.mark.parametrize("loop", ["EpochBasedTrainLoop", "IterBasedTrainLoop"])
+def test_a_step_under_a_hang_watchdog_makes_the_same_calls_and_records_and_marks_the_heartbeat(
+    tmp_path, loop
+):
+    """Without a watchdog the loop runs its steps unmarked; with one (hang_timeout set, one
+    process) it marks the heartbeat. Either way the hooks see the same calls, losses to the
+    bit and the message hub's records of every iteration."""
+    length = dict(max_epochs=2) if loop == "EpochBasedTrainLoop" else dict(max_iters=8)
+    seen = []
+    for name, env in (("plain", {}), ("watched", dict(dist_cfg=dict(hang_timeout=600)))):
+        cfg = config(tmp_path / name, name, train_cfg=dict(type=loop, **length), env_cfg=env)
+        runner = Runner.from_cfg(cfg)
+        hook = SeesEachStep()
+        runner.register_hook(hook)
+        runner.train()
+        assert runner.heartbeat.watchers == 0  # the watchdog stopped with training
+        seen.append(hook)
+    plain, watched = seen
+    assert plain.records == watched.records and len(plain.records) == 16
+    last_batch = 3 if loop == "EpochBasedTrainLoop" else 7  # an iteration loop counts on
+    assert plain.records[-1] == ("after", last_batch, 7, plain.records[-1][3], True, 8, 8, True)
+    # the marked steps: steps + 1 when a step begins; in a hook, the hook's function runs
+    assert watched.beats == [(2 * (i // 2) + 1, HOOK, True) for i in range(16)]
+    assert all(steps == 0 for steps, _, _ in plain.beats)  # unwatched: no marks

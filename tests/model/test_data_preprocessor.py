@@ -60,6 +60,24 @@ def test_host_batches_pass_through_and_follow_device_changes():
     assert preprocessor({"inputs": inputs})["inputs"] is inputs
 
 
+def test_a_host_batch_is_a_new_dict_and_any_other_entry_is_still_moved():
+    """A dict of host tensors comes back as a new dict of the same tensors; one entry that
+    is not a plain host tensor sends every entry through its own move."""
+    preprocessor = BaseDataPreprocessor()
+    batch = {"inputs": torch.ones(2), "data_samples": torch.tensor([1])}
+    out = preprocessor(batch)
+    assert out is not batch and list(out) == list(batch)
+    assert all(out[key] is batch[key] for key in batch)
+    out["inputs"] = None  # a preprocessor subclass may edit what it returns
+    assert batch["inputs"] is not None
+    assert preprocessor({}) == {}
+    sample = Sample()
+    mixed = {"inputs": torch.ones(1), "sample": sample, "nested": [torch.ones(1)]}
+    out = preprocessor(mixed)
+    assert sample.calls == [((torch.device("cpu"),), {})]
+    assert type(out["nested"]) is list and out["nested"][0] is mixed["nested"][0]
+
+
 def test_non_blocking_reaches_objects_with_to():
     sample = Sample()
     BaseDataPreprocessor(non_blocking=True).cast_data([sample])

@@ -89,7 +89,7 @@ class OptimWrapper(BaseOptimWrapper):
         zero_kwargs: dict[str, Any] | None = None,
     ) -> None:
         """Back-propagate the scaled ``loss``; step and zero the gradients when due."""
-        if self._direct and not step_kwargs and not zero_kwargs and _STEPS.isdisjoint(vars(self)):
+        if self._direct and not (step_kwargs or zero_kwargs) and _STEPS.isdisjoint(self.__dict__):
             beat = heartbeat.current  # the hang watchdog's: where the step is
             beat.phase = BACKWARD
             loss.backward()
