@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from torch import nn
 
+from ..contracts import Trained
 from ..dataset.release import release_workers
 from ..hooks.preempted import TrainingPreempted
 from ..registry import RUNNERS, STRATEGIES
 from ..utils.heartbeat import Heartbeat
-from .assemble import Trained, assemble, train_facts
+from .assemble import assemble, train_facts
 from .auto_resume import ResumePlan
 from .auto_scale import apply_auto_scale_workers, check_auto_scale_workers
 from .environment import RunEnvironment
