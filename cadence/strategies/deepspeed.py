@@ -320,7 +320,8 @@ class DeepSpeedStrategy(DistributedStrategy):
         self.engine = engine
         self._engine_trains = optim_wrapper is not None
         trains = ds_optimizer is not None and optim_wrapper is not None
-        return DeepSpeedEngineWrapper(engine), DeepSpeedOptimWrapper(engine) if trains else None
+        wrapped_optim = DeepSpeedOptimWrapper(engine) if trains else None
+        return DeepSpeedEngineWrapper(engine), wrapped_optim
 
     def _over_engine(
         self, model: nn.Module, optim_wrapper: Any
