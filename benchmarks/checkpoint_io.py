@@ -138,7 +138,7 @@ def bench_save(root: str, reps: int) -> dict[str, Any]:
     runner = Runner(**config(work, big, n=4, batch=4,
                              train_cfg=dict(type="IterBasedTrainLoop", max_iters=1)))  # fmt: skip
     runner.train()  # one step: momentum buffers exist
-    state = runner.strategy.checkpoint_state()
+    state = runner.strategy.checkpoint_state(runner.trained)
     mb = sum(v.numel() * v.element_size() for v in runner.model.state_dict().values()) * 2 / 2**20
     counter = iter(range(10**6))
 

@@ -48,7 +48,7 @@ def bench(root: str, reps: int) -> None:
         runner = Runner(**config(os.path.join(root, "work"), big, n=4, batch=4, train_cfg=loop))
         runner.train()  # one step: momentum buffers exist
         plain_file = os.path.join(root, "plain.pth")
-        torch.save(runner.strategy.checkpoint_state(), plain_file)
+        torch.save(runner.strategy.checkpoint_state(runner.trained), plain_file)
         mb = os.path.getsize(plain_file) / 2**20
         fs = s3.fs()
         counter = iter(range(10**6))

@@ -78,7 +78,6 @@ class StandInRunner:
         self.model: nn.Module = model if model is not None else nn.Identity()
         if strategy is None:
             strategy = BaseStrategy(device="cpu")
-            strategy.model = self.model
         self.strategy: BaseStrategy = strategy
         self.optim_wrapper: OptimWrapper = (
             optim_wrapper if optim_wrapper is not None else _idle_optim_wrapper()

@@ -1,7 +1,9 @@
 """CheckpointManager: one template for saving, loading and resuming a run.
 
-A checkpoint is the strategy's state (model, optimizer, schedulers: see
-:class:`~cadence.checkpoint.steps.CheckpointSteps`) plus ``meta`` plus every
+A checkpoint is the state of the run's model, optimizer and schedulers (a
+:class:`~cadence.contracts.Trained`, which the caller hands to every save and load; the
+strategy writes and reads it: see :class:`~cadence.checkpoint.steps.CheckpointSteps`)
+plus ``meta`` plus every
 registered *part*: anything with ``state_dict()``/``load_state_dict()`` (the
 message hub, the hooks, the training loop, the RNG streams...). A save writes
 crash-safely (docs/checkpoints.md, "the order of a save"); a load verifies every
@@ -19,7 +21,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..fileio import is_url
 from .after_validation import AfterValidation
@@ -46,6 +48,11 @@ from .remote import RemoteStorage
 from .snapshot import Snapshot
 from .steps import CheckpointSteps
 from .writer import AsyncCheckpointWriter
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from ..contracts import Trained
 
 DEFAULT_REVISE_KEYS: tuple[tuple[str, str], ...] = ((r"^module\.", ""),)
 
@@ -142,6 +149,7 @@ class CheckpointManager:
     def save(
         self,
         path: str,
+        trained: Trained,
         *,
         meta: Mapping[str, Any],
         save_optimizer: bool = True,
@@ -153,7 +161,8 @@ class CheckpointManager:
         pointers: Sequence[str] = (),
         before_val: bool = False,
     ) -> str:
-        """Write the run to ``path``; then (rank 0) move the pointer (and the ``pointers``
+        """Write the run (``trained``, ``meta``, the parts) to ``path``; then (rank 0) move
+        the pointer (and the ``pointers``
         named, e.g. ``best_checkpoint``), then delete ``delete_after``. With ``async_``
         (where the strategy supports it) the state is copied now and written on a
         background thread. ``before_val``: a validation follows this checkpoint, and
@@ -196,7 +205,8 @@ class CheckpointManager:
         background = async_ and steps.supports_async_save
         if background:
             if steps.rank == 0:
-                state = self._snapshots().take({**steps.checkpoint_state(**options), **extra})
+                own = steps.checkpoint_state(trained, **options)
+                state = self._snapshots().take({**own, **extra})
 
                 def job() -> None:
                     self.after_val.drop(path)
@@ -217,7 +227,7 @@ class CheckpointManager:
                 "collectively); async_=True is ignored",
                 stacklevel=3,
             )
-        state = {**steps.checkpoint_state(**options), **extra}
+        state = {**steps.checkpoint_state(trained, **options), **extra}
         # companions are written aside and swapped in with the file (.companions)
         staged = staging_path(path)
         if steps.rank == 0:
@@ -226,7 +236,7 @@ class CheckpointManager:
             if storage is not None:
                 storage.withdraw_manifest(path)  # its files are about to be replaced
         steps.barrier()
-        steps.save_companion(staged, save_optimizer=save_optimizer)
+        steps.save_companion(trained, staged, save_optimizer=save_optimizer)
         files = steps.companion_digests(staged)
         if storage is not None:  # each process uploads a share of its machine's files
             from ..dist import get_local_rank, get_local_size
@@ -318,30 +328,33 @@ class CheckpointManager:
     def load_weights(
         self,
         path: str,
+        model: nn.Module,
         *,
         map_location: Any = "cpu",
         strict: bool = False,
         revise_keys: Sequence[tuple[str, str]] = DEFAULT_REVISE_KEYS,
         before_load: BeforeLoad | None = None,
     ) -> dict[str, Any]:
-        """Load the model weights of ``path`` (verified first); return the checkpoint."""
+        """Load the model weights of ``path`` (verified first) into ``model``; return the
+        checkpoint."""
         checkpoint = self._read(path, map_location, before_load)
-        self.steps.load_weights(checkpoint, strict=strict, revise_keys=revise_keys)
+        self.steps.load_weights(model, checkpoint, strict=strict, revise_keys=revise_keys)
         return checkpoint
 
     def resume(
         self,
         path: str,
+        trained: Trained,
         *,
         resume_optimizer: bool = True,
         resume_param_scheduler: bool = True,
         map_location: Any = "cpu",
         before_load: BeforeLoad | None = None,
     ) -> dict[str, Any]:
-        """Restore the strategy's state and every part from ``path``; return the checkpoint."""
+        """Restore ``trained`` and every part from ``path``; return the checkpoint."""
         checkpoint = self._read(path, map_location, before_load, after_val=True)
         self.steps.restore(
-            path, checkpoint, resume_optimizer=resume_optimizer,
+            trained, path, checkpoint, resume_optimizer=resume_optimizer,
             resume_param_scheduler=resume_param_scheduler,
         )  # fmt: skip
         rank = self.steps.rank
@@ -392,12 +405,14 @@ class CheckpointManager:
 
     def resume_latest(
         self,
+        trained: Trained,
         before_load: BeforeLoad | None = None,
         foreign: bool = False,
         *,
         restarted: bool = False,
     ) -> str | None:
-        """Resume from the newest checkpoint of the work dir that verifies; return its path,
+        """Resume ``trained`` (and the parts) from the newest checkpoint of the work dir that
+        verifies; return its path,
         or None where the work dir holds no checkpoint. A ``foreign`` work dir (one that
         cadence never ran in) without any manifest, mmengine's, resumes from its
         ``last_checkpoint`` target unverified, with one warning. Otherwise unusable ones
@@ -418,7 +433,7 @@ class CheckpointManager:
         bare = {os.path.abspath(path) for path in unverified}
         if foreign and not candidates and latest and os.path.abspath(latest) in bare:
             self.logger.info(f"{self.work_dir} is not cadence's and has no manifest (mmengine's?)")
-            self.resume(latest, before_load=before_load)  # warns once: unverified
+            self.resume(latest, trained, before_load=before_load)  # warns once: unverified
             return latest
         for path in unverified:
             self.logger.warning(
@@ -427,7 +442,7 @@ class CheckpointManager:
         skipped: list[str] = []
         for path in candidates:
             try:
-                self.resume(path, before_load=before_load)
+                self.resume(path, trained, before_load=before_load)
             except (CheckpointError, FileNotFoundError) as e:  # incl. a missing shard folder
                 self.logger.warning(f"Skipping checkpoint {path}: {e}")
                 skipped.append(path)

@@ -7,14 +7,23 @@ part). A strategy contributes only what it does differently, through this
 interface; :class:`~cadence.strategies.BaseStrategy` implements it for one-file
 checkpoints written by rank 0 (single device, DDP), and FSDP and DeepSpeed
 override the steps that write and read their companion folders.
+
+The strategy keeps none of the run's objects: every step that reads or writes them is
+handed them (a :class:`~cadence.contracts.Trained`: model, optimizer wrapper,
+schedulers, owned by the runner), and the manager gets them from its caller.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .companions import FileDigests
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from ..contracts import Trained
 
 
 @runtime_checkable
@@ -37,14 +46,17 @@ class CheckpointSteps(Protocol):
         ...
 
     def checkpoint_state(
-        self, *, save_optimizer: bool = True, save_param_scheduler: bool = True
+        self, trained: Trained, *, save_optimizer: bool = True, save_param_scheduler: bool = True
     ) -> dict[str, Any]:
-        """What goes into the checkpoint file (``state_dict``, ``optimizer``,
+        """What of ``trained`` goes into the checkpoint file (``state_dict``, ``optimizer``,
         ``param_schedulers``...); every rank calls it (gathering may be collective)."""
         ...
 
-    def save_companion(self, filename: str, *, save_optimizer: bool = True) -> None:
-        """Write the companion folder ``<filename>.<suffix>`` (every rank; may be a no-op).
+    def save_companion(
+        self, trained: Trained, filename: str, *, save_optimizer: bool = True
+    ) -> None:
+        """Write the companion folder ``<filename>.<suffix>`` of ``trained`` (every rank;
+        may be a no-op).
 
         The manager passes the name the companions are staged under
         (:func:`~cadence.checkpoint.companions.staging_path`), not the checkpoint's: they
@@ -67,19 +79,25 @@ class CheckpointSteps(Protocol):
         ...
 
     def load_weights(
-        self, checkpoint: dict[str, Any], *, strict: bool, revise_keys: Sequence[tuple[str, str]]
+        self,
+        model: nn.Module,
+        checkpoint: dict[str, Any],
+        *,
+        strict: bool,
+        revise_keys: Sequence[tuple[str, str]],
     ) -> None:
-        """Load the model weights of a read checkpoint (``load_from``)."""
+        """Load the model weights of a read checkpoint into ``model`` (``load_from``)."""
         ...
 
     def restore(
         self,
+        trained: Trained,
         filename: str,
         checkpoint: dict[str, Any],
         *,
         resume_optimizer: bool = True,
         resume_param_scheduler: bool = True,
     ) -> None:
-        """Restore model, optimizer and schedulers exactly (``resume``), reading the
-        companion folder of ``filename`` where the strategy wrote one."""
+        """Restore the model, optimizer and schedulers of ``trained`` exactly (``resume``),
+        reading the companion folder of ``filename`` where the strategy wrote one."""
         ...

@@ -10,7 +10,9 @@ This package holds what they may use instead, as structural types:
   runner class as the registry builds it (:class:`RunnerClass`), and the view of
   the log processor, whose methods take that runner;
 - narrow views of the other parts a runner hands out (:mod:`.parts`): a loop, the
-  message hub, the visualizer, the optimizer wrapper, the strategy, the run's paths.
+  message hub, the visualizer, the optimizer wrapper, the strategy, the run's paths;
+  and :class:`Trained`, the model, optimizer wrapper and schedulers that the runner
+  owns and hands to its strategy.
 
 It imports only ``cadence.config`` (for :class:`~cadence.config.Config`) and
 ``cadence.utils``, and only for type checking; the layer test enforces that.
@@ -23,8 +25,10 @@ from .parts import (
     MessageHubView,
     OptimWrapperView,
     RunPathsView,
+    Schedulers,
     StagingView,
     StrategyView,
+    Trained,
     VisualizerView,
 )
 from .runner import LogProcessorView, RunnerClass, RunnerProtocol
@@ -37,7 +41,9 @@ __all__ = [
     "RunPathsView",
     "RunnerClass",
     "RunnerProtocol",
+    "Schedulers",
     "StagingView",
     "StrategyView",
+    "Trained",
     "VisualizerView",
 ]

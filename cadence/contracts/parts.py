@@ -6,13 +6,16 @@ classes satisfy them structurally: :class:`~cadence.loops.BaseLoop`,
 :class:`~cadence.logging.MessageHub`, :class:`~cadence.visualization.Visualizer`,
 :class:`~cadence.optim.OptimWrapper`,
 :class:`~cadence.strategies.BaseStrategy` and :class:`~cadence.runner.paths.RunPaths`;
-``cadence/runner/protocol.py`` makes mypy check each of them.
+``cadence/runner/protocol.py`` makes mypy check each of them. :class:`Trained` is the
+one concrete class here: the model, optimizer wrapper and schedulers as the runner holds
+them and hands them to the strategy, which acts on them and keeps none.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -137,6 +140,35 @@ class OptimWrapperView(Protocol):
         """Restore a state returned by :meth:`state_dict`."""
 
 
+#: Parameter schedulers: one list, or a list per name of an ``OptimWrapperDict``.
+Schedulers = list[Any] | dict[str, list[Any]]
+
+
+@dataclass
+class Trained:
+    """What a run trains: the model as the strategy set it up, its optimizer wrapper and
+    parameter schedulers (each None until built, or without training).
+
+    The runner builds and owns them (``runner.trained``); a strategy is handed them when
+    it acts on them (wraps them, writes or restores a checkpoint of them, releases the
+    process group they are tied to) and keeps none of them.
+    """
+
+    model: nn.Module | None = None
+    optim_wrapper: OptimWrapperView | None = None
+    param_schedulers: Schedulers | None = None
+
+    def drop(self) -> None:
+        """Forget all three (what wraps them is about to be released)."""
+        self.model = self.optim_wrapper = self.param_schedulers = None
+
+    def require_model(self) -> nn.Module:
+        """The model; RuntimeError when it is not built yet."""
+        if self.model is None:
+            raise RuntimeError("no model yet: set it up (strategy.setup_module) first")
+        return self.model
+
+
 class StrategyView(Protocol):
     """The strategy that places, wraps and checkpoints the model."""
 
@@ -156,18 +188,20 @@ class StrategyView(Protocol):
     def unwrap(model: nn.Module) -> nn.Module:
         """The user's module inside any wrapper."""
 
-    def model_state_dict(self) -> dict[str, Any]:
-        """The model's full state dict (on rank 0 for sharded strategies)."""
+    def model_state_dict(self, model: nn.Module) -> dict[str, Any]:
+        """The full state dict of ``model`` as this strategy set it up (complete on rank 0
+        for sharded strategies)."""
 
     def restore(
         self,
+        trained: Trained,
         filename: str,
         checkpoint: dict[str, Any],
         *,
         resume_optimizer: bool = True,
         resume_param_scheduler: bool = True,
     ) -> Any:
-        """Load a checkpoint's model, optimizer and scheduler states into the run."""
+        """Load a checkpoint's model, optimizer and scheduler states into ``trained``."""
 
 
 class StagingView(Protocol):
@@ -215,6 +249,8 @@ __all__ = [
     "OptimWrapperView",
     "RunPathsView",
     "StagingView",
+    "Schedulers",
     "StrategyView",
+    "Trained",
     "VisualizerView",
 ]

@@ -132,7 +132,7 @@ class EMAHook(Hook):
         if "state_dict" not in checkpoint:  # the strategy adds it later: add it here, swapped
             strategy = runner.strategy
             full = getattr(strategy, "model_state_dict", None)
-            state = full() if callable(full) else self._model.state_dict()
+            state = full(runner.model) if callable(full) else self._model.state_dict()
             checkpoint["state_dict"] = _to_cpu(state)
         _swap_state_dicts(checkpoint)
 

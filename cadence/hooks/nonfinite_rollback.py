@@ -34,6 +34,7 @@ def attach_rollback(runner: RunnerProtocol, last_checkpoint: Callable[[], str | 
 def rollback(runner: RunnerProtocol, path: str | None) -> None:
     """Restore the model and optimizer state of checkpoint ``path`` (module docstring)."""
     from ..checkpoint import read_checkpoint
+    from ..contracts import Trained
     from ..optim.optimizer.nonfinite import NonFiniteStepsError
 
     runner.wait_for_checkpoint()
@@ -50,8 +51,9 @@ def rollback(runner: RunnerProtocol, path: str | None) -> None:
     ]
     counts = [w.nonfinite_guard.state_dict() for w in wrappers if hasattr(w, "nonfinite_guard")]
     checkpoint = read_checkpoint(path, map_location="cpu")
+    trained = Trained(runner.model, runner.optim_wrapper, runner.param_schedulers)
     runner.strategy.restore(
-        path, checkpoint, resume_optimizer=True, resume_param_scheduler=False
+        trained, path, checkpoint, resume_optimizer=True, resume_param_scheduler=False
     )  # fmt: skip
     for w, groups in zip(wrappers, hyper):
         for group, saved in zip(w.optimizer.param_groups, groups):

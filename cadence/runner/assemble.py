@@ -18,28 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from torch import nn
 
+from ..contracts import Schedulers, Trained
+
 if TYPE_CHECKING:
     import logging
 
-    from ..optim import OptimWrapper
+    from ..contracts import OptimWrapperView
     from ..strategies import BaseStrategy
-
-#: Parameter schedulers: one list, or a list per name of an ``OptimWrapperDict``.
-Schedulers = list[Any] | dict[str, list[Any]]
-
-
-@dataclass
-class Trained:
-    """What assembly returns and the loops train: the model as the strategy set it up,
-    its optimizer wrapper and parameter schedulers (None until built)."""
-
-    model: nn.Module | None = None
-    optim_wrapper: OptimWrapper | None = None
-    param_schedulers: Schedulers | None = None
-
-    def drop(self) -> None:
-        """Forget all three (the strategy is about to release what wraps them)."""
-        self.model = self.optim_wrapper = self.param_schedulers = None
 
 
 @dataclass(frozen=True)
@@ -102,7 +87,6 @@ def assemble(
             optim_wrapper, scheduler_cfg, epoch_length=facts.epoch_length,
             max_epochs=facts.max_epochs, max_iters=facts.max_iters,
         )  # fmt: skip
-        strategy.param_schedulers = schedulers
     return model, optim_wrapper, schedulers
 
 
@@ -136,7 +120,7 @@ def wrap_model(
 
 
 def build_schedulers_for(
-    optim_wrapper: OptimWrapper | None, scheduler: Any, loop: Any
+    optim_wrapper: OptimWrapperView | None, scheduler: Any, loop: Any
 ) -> Schedulers:
     """The schedulers of ``scheduler`` for ``optim_wrapper``; a built training ``loop``'s
     length is their default ``end`` and converts ``convert_to_iter_based`` ones."""

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from ..checkpoint import CheckpointManager
     from ..config import Config
+    from ..contracts import Schedulers, Trained
     from ..hooks import Hook
     from ..logging import LogProcessor, MessageHub, MMLogger
     from ..loops import BaseLoop
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from ..strategies.base import BaseStrategy
     from ..utils.heartbeat import Heartbeat
     from ..visualization import Visualizer
-    from .assemble import Schedulers, Trained
     from .environment import RunEnvironment
     from .hook_manager import HookManager
     from .paths import RunPaths

@@ -5,14 +5,15 @@ position, versions, seed, config text; the message hub, hooks, training loop, RN
 streams, rank-local buffers and the visualizer's tracker runs as parts, each
 registered once, when it is made) and *when* the run loads one;
 :class:`~cadence.checkpoint.CheckpointManager` knows *how* to save and restore it,
-through the strategy.
+through the strategy. The model, optimizer wrapper and schedulers are the runner's
+(``runner.trained``): they are handed to the manager at every save and load.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..version import __version__
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from torch import nn
 
     from ..checkpoint import CheckpointManager
-    from ..contracts import RunnerProtocol
+    from ..contracts import RunnerProtocol, Trained
     from ..strategies.base import BaseStrategy
     from .environment import RunEnvironment
     from .hook_manager import HookManager
@@ -47,13 +48,15 @@ class _Optimization:
     """What a validation may change in the optimization, as the part ``optimization`` of
     an after-validation file (``cadence.checkpoint.after_val``): the schedulers' states
     (a plateau scheduler steps on the metrics) and the optimizer's hyper-parameters,
-    every parameter group's entries but its parameters (the values it writes there)."""
+    every parameter group's entries but its parameters (the values it writes there).
+    ``trained`` returns the run's objects at each save and load."""
 
-    def __init__(self, strategy: Any) -> None:
+    def __init__(self, strategy: BaseStrategy, trained: Callable[[], Trained]) -> None:
         self.strategy = strategy
+        self.trained = trained
 
     def _groups(self) -> list[dict[str, Any]]:
-        groups = getattr(self.strategy.optim_wrapper, "param_groups", None) or []
+        groups = getattr(self.trained().optim_wrapper, "param_groups", None) or []
         if isinstance(groups, Mapping):  # OptimWrapperDict: by wrapper name
             return [group for name in sorted(groups) for group in groups[name]]
         return list(groups)
@@ -66,12 +69,14 @@ class _Optimization:
              for key, value in group.items() if key != "params"}
             for group in self._groups()
         ]  # fmt: skip
-        return {"param_schedulers": self.strategy.scheduler_state_dict(), "settings": settings}
+        schedulers = self.strategy.scheduler_state_dict(self.trained().param_schedulers)
+        return {"param_schedulers": schedulers, "settings": settings}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         import torch
 
-        self.strategy.load_scheduler_state_dict(state.get("param_schedulers"))
+        schedulers = self.trained().param_schedulers
+        self.strategy.load_scheduler_state_dict(schedulers, state.get("param_schedulers"))
         groups, settings = self._groups(), state.get("settings") or []
         if len(groups) != len(settings):
             return  # another optimizer layout: the checkpoint's values stand
@@ -90,7 +95,8 @@ class RunCheckpoints:
 
     ``runner`` is the run the hooks see (their ``after_load_checkpoint`` and
     ``before_save_checkpoint`` stages, its position and names); ``paths`` says where
-    its files are and what to load.
+    its files are and what to load; ``trained`` returns the run's model, optimizer
+    wrapper and schedulers (``runner.trained``), which every save and load acts on.
     """
 
     def __init__(
@@ -100,12 +106,14 @@ class RunCheckpoints:
         paths: RunPaths,
         env: RunEnvironment,
         hook_manager: HookManager,
+        trained: Callable[[], Trained],
     ) -> None:
         from ..checkpoint import CheckpointManager  # with the first runner, not with its module
         from ..checkpoint.rank_state import RngStreams
 
         self._runner = runner
         self._paths = paths
+        self._trained = trained
         logger = env.logger
         #: saves and restores the registered parts through the strategy
         self.manager: CheckpointManager = CheckpointManager(
@@ -123,7 +131,7 @@ class RunCheckpoints:
             manager.register("visualizer", visualizer, after_val=True)
         # after_val: what a validation may change, also kept after the validation that
         # follows a checkpoint (cadence.checkpoint.after_val)
-        manager.register("optimization", _Optimization(strategy), after_val=True,
+        manager.register("optimization", _Optimization(strategy, trained), after_val=True,
                          in_checkpoint=False)  # fmt: skip
         #: whether :meth:`load_or_resume` has run
         self.loaded = False
@@ -170,7 +178,7 @@ class RunCheckpoints:
         if isinstance(paths.resume, str) or paths.load_from is not None:
             self.resume(paths.resume if isinstance(paths.resume, str) else str(paths.load_from))
             return
-        path = self.manager.resume_latest(before_load=self._before_load,
+        path = self.manager.resume_latest(self._trained(), before_load=self._before_load,
                                           foreign=self._foreign_work_dir())  # fmt: skip
         if path is None:
             runner.logger.info(f"resume=True but no checkpoint in {paths.work_dir}; starting anew")
@@ -189,7 +197,7 @@ class RunCheckpoints:
         paths = self._paths
         paths.resume = True  # what hooks see while the checkpoint loads
         path = self.manager.resume_latest(
-            before_load=self._before_load, restarted=plan.attempt.restarted
+            self._trained(), before_load=self._before_load, restarted=plan.attempt.restarted
         )
         if path is not None:
             self._note_resumed(path, f" (auto-resume: {plan.reason})")
@@ -262,8 +270,8 @@ class RunCheckpoints:
     ) -> dict[str, Any]:
         """Load model weights from ``filename`` (optimizer and position untouched)."""
         checkpoint = self.manager.load_weights(
-            filename, map_location=map_location, strict=strict, revise_keys=revise_keys,
-            before_load=self._before_load,
+            filename, self._trained().require_model(), map_location=map_location,
+            strict=strict, revise_keys=revise_keys, before_load=self._before_load,
         )  # fmt: skip
         self._runner.logger.info(f"Loaded weights from {filename}")
         return checkpoint
@@ -277,7 +285,7 @@ class RunCheckpoints:
     ) -> None:
         """Restore everything that moves from ``filename`` and continue from its position."""
         self.manager.resume(
-            filename, resume_optimizer=resume_optimizer,
+            filename, self._trained(), resume_optimizer=resume_optimizer,
             resume_param_scheduler=resume_param_scheduler, map_location=map_location,
             before_load=self._before_load,
         )  # fmt: skip
@@ -329,9 +337,10 @@ class RunCheckpoints:
             meta.setdefault("dataset_meta", metainfo)
         with runner.heartbeat.busy("saving a checkpoint"):  # the hang watchdog: every rank saves
             return self.manager.save(
-                os.path.join(out_dir, filename), meta=meta, save_optimizer=save_optimizer,
-                save_param_scheduler=save_param_scheduler, update_last=update_last,
-                delete_after=delete_after, async_=async_, pointers=pointers,
+                os.path.join(out_dir, filename), self._trained(), meta=meta,
+                save_optimizer=save_optimizer, save_param_scheduler=save_param_scheduler,
+                update_last=update_last, delete_after=delete_after, async_=async_,
+                pointers=pointers,
                 before_save=lambda extra: runner.call_hook("before_save_checkpoint",
                                                            checkpoint=extra),
                 before_val=bool(getattr(runner.train_loop_or_none, "val_follows", False)),

@@ -11,6 +11,7 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..contracts import Trained
     from ..strategies.base import BaseStrategy
     from .settings import RunSettings
 
@@ -84,12 +85,13 @@ class Processes:
             rank=strategy.rank, sync=strategy.sync_seed,
         )  # fmt: skip
 
-    def release(self, *, barrier: bool = True) -> bool:
-        """Tear the strategy's environment down; False when it was not set up."""
+    def release(self, trained: Trained | None = None, *, barrier: bool = True) -> bool:
+        """Tear the strategy's environment down (handing it the run's objects, ``trained``,
+        to drop what is tied to it); False when it was not set up."""
         if not self.ready:
             return False
         self.ready = False
-        self.strategy.teardown(barrier=barrier)
+        self.strategy.teardown(trained, barrier=barrier)
         return True
 
 

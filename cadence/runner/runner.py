@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from torch import nn
 
+from ..contracts import Trained
 from ..dataset.release import release_workers
 from ..hooks.preempted import TrainingPreempted
 from ..registry import RUNNERS, STRATEGIES
 from ..utils.heartbeat import Heartbeat
-from .assemble import Trained, assemble, train_facts
+from .assemble import assemble, train_facts
 from .auto_resume import ResumePlan
 from .auto_scale import apply_auto_scale_workers, check_auto_scale_workers
 from .environment import RunEnvironment
@@ -118,15 +119,17 @@ class Runner(MMEngineNames):
         self.heartbeat = Heartbeat()
         self.env = RunEnvironment(self.paths, self.cfg, self.settings, experiment_name)
         self.hook_manager = HookManager(self.heartbeat)
+        #: the model, optimizer wrapper and schedulers, None until built (:meth:`prepare`):
+        #: the runner's interface (:class:`~cadence.contracts.RunnerProtocol`) describes a
+        #: prepared run. The runner owns them; the strategy is handed them when it acts on them
+        self.trained = Trained()
         self.persistence = RunCheckpoints(
-            self, self.processes.strategy, self.paths, self.env, self.hook_manager
-        )
+            self, self.processes.strategy, self.paths, self.env, self.hook_manager,
+            trained=lambda: self.trained,
+        )  # fmt: skip
         self.loops = RunLoops(
             self, self.settings, self.persistence.manager, build=self._build_configured_loop
         )
-        #: None until built (:meth:`prepare`): the runner's interface
-        #: (:class:`~cadence.contracts.RunnerProtocol`) describes a prepared run
-        self.trained = Trained()
         #: Set when training ended early on SIGTERM/SIGUSR1 (see PreemptionHook).
         self.preempted: TrainingPreempted | None = None
         self._started = False  # the start-up that needs the processes (:meth:`_setup`)
@@ -238,13 +241,11 @@ class Runner(MMEngineNames):
 
         The process does it at exit, and train/val/test when they raise (with
         ``barrier=False``: a failed rank does not wait for its peers). A later
-        train/val/test (or :attr:`model`) sets the strategy up again.
+        train/val/test (or :attr:`model`) sets the strategy up again. The strategy is
+        handed the run's objects: it drops those wrapped over what it releases (a
+        distributed strategy's model and optimizer wrapper), which are then built anew.
         """
-        if not self.processes.ready:
-            return
-        if self.processes.strategy.releases_model:  # first: keep no wrapper over a dead group
-            self.trained.drop()
-        self.processes.release(barrier=barrier)
+        self.processes.release(self.trained, barrier=barrier)
 
     def train(self) -> nn.Module:
         """Train (validating as configured); return the trained model."""

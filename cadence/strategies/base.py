@@ -1,16 +1,19 @@
 """The strategy seam: everything that depends on *where* the model runs.
 
-The runner builds the model, optimizer wrapper and schedulers; it asks its
-strategy to set up the environment (process group, device, seeds), to place,
-compile and wrap the built objects (``setup_module`` then ``setup``), to read
-and write checkpoints, and to release what it set up (``teardown``). The
-runner never asks which strategy it holds.
+The runner builds the model, optimizer wrapper and schedulers, and owns them (a
+:class:`~cadence.contracts.Trained`); it asks its strategy to set up the
+environment (process group, device, seeds), to place, compile and wrap the built
+objects (``setup_module`` then ``setup`` return the wrapped ones), to read and
+write checkpoints of them, and to release what it set up (``teardown``). Every
+method that acts on those objects is handed them: a strategy keeps only what it
+creates itself (the process group, an engine such as DeepSpeed's). The runner
+never asks which strategy it holds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -19,6 +22,9 @@ from ..checkpoint.companions import FileDigests, companion_digests
 from ..checkpoint.files import verify_checkpoint
 from ..checkpoint.weights import load_state_dict_into
 from .env import apply_env_cfg, set_random_seed
+
+if TYPE_CHECKING:
+    from ..contracts import Schedulers, Trained
 
 
 class BaseStrategy:
@@ -31,9 +37,6 @@ class BaseStrategy:
     def __init__(self, device: str | torch.device | None = None) -> None:
         self._device = torch.device(device) if device is not None else None
         self._seed: int | None = None
-        self.model: nn.Module | None = None
-        self.optim_wrapper: Any = None
-        self.param_schedulers: Any = None
 
     # ---------------------------------------------------------------- facts
     @property
@@ -117,7 +120,8 @@ class BaseStrategy:
     def setup_module(
         self, module: nn.Module, *, compile: bool | Mapping[str, Any] = False
     ) -> nn.Module:
-        """Place, compile and wrap the built ``module``; return the model to run.
+        """Place, compile and wrap the built ``module``; return the model to run (the
+        strategy keeps no reference to it).
 
         Runs before the optimizer is built: wrappers that replace parameters
         (FSDP's ``fully_shard``) do so here, so the optimizer sees the final ones.
@@ -126,8 +130,7 @@ class BaseStrategy:
         if compile:
             options = dict(compile) if isinstance(compile, Mapping) else {}
             module.compile(**options)
-        self.model = self.wrap_model(module)
-        return self.model
+        return self.wrap_model(module)
 
     def setup(
         self, model: nn.Module, optim_wrapper: Any = None, *, batch_size: int | None = None
@@ -136,11 +139,9 @@ class BaseStrategy:
         ``unwrap(model)`` (None to evaluate); return the pair to train with.
 
         Strategies whose engine owns the optimizer step (DeepSpeed) create the
-        engine here; ``batch_size`` is the per-process training batch size.
+        engine here; ``batch_size`` is the per-process training batch size. Keeps
+        neither of the pair: the pair as given on one device.
         """
-        self.model = model
-        if optim_wrapper is not None:
-            self.optim_wrapper = optim_wrapper
         return model, optim_wrapper
 
     def wrap_model(self, model: nn.Module) -> nn.Module:
@@ -153,27 +154,26 @@ class BaseStrategy:
         return getattr(model, "module", model)
 
     # ---------------------------------------------------------- state dicts
-    def model_state_dict(self) -> dict[str, Any]:
-        """The model's full state dict (on rank 0 for sharded strategies)."""
-        if self.model is None:
-            raise RuntimeError("no model yet: call setup_module() first")
-        return self.unwrap(self.model).state_dict()
+    def model_state_dict(self, model: nn.Module) -> dict[str, Any]:
+        """The full state dict of ``model`` as this strategy set it up (complete on rank 0
+        for sharded strategies)."""
+        return self.unwrap(model).state_dict()
 
-    def optim_state_dict(self) -> dict[str, Any]:
-        """The optimizer wrapper's state dict."""
-        return self.optim_wrapper.state_dict() if self.optim_wrapper is not None else {}
+    def optim_state_dict(self, optim_wrapper: Any) -> dict[str, Any]:
+        """The state dict of ``optim_wrapper`` (``{}`` for None)."""
+        return optim_wrapper.state_dict() if optim_wrapper is not None else {}
 
-    def scheduler_state_dict(self) -> Any:
-        """State of every parameter scheduler (a list, or a dict of lists)."""
-        schedulers = self.param_schedulers
+    def scheduler_state_dict(self, schedulers: Schedulers | None) -> Any:
+        """State of every parameter scheduler of ``schedulers`` (a list, or a dict of
+        lists; None for None)."""
         if schedulers is None:
             return None
         if isinstance(schedulers, Mapping):
             return {k: [s.state_dict() for s in v] for k, v in schedulers.items()}
         return [s.state_dict() for s in schedulers]
 
-    def load_scheduler_state_dict(self, state: Any) -> None:
-        schedulers = self.param_schedulers
+    def load_scheduler_state_dict(self, schedulers: Schedulers | None, state: Any) -> None:
+        """Load ``state`` (from :meth:`scheduler_state_dict`) into ``schedulers``."""
         if schedulers is None or state is None:
             return
         if isinstance(schedulers, Mapping):
@@ -190,14 +190,16 @@ class BaseStrategy:
     supports_async_save: bool = True
 
     def checkpoint_state(
-        self, *, save_optimizer: bool = True, save_param_scheduler: bool = True
+        self, trained: Trained, *, save_optimizer: bool = True, save_param_scheduler: bool = True
     ) -> dict[str, Any]:
-        """Model (+ optimizer, schedulers) as one dict (live tensors, not copies)."""
-        state: dict[str, Any] = {"state_dict": _to_cpu(self.model_state_dict())}
-        if save_optimizer and self.optim_wrapper is not None:
-            state["optimizer"] = self.optim_state_dict()
-        if save_param_scheduler and self.param_schedulers is not None:
-            state["param_schedulers"] = self.scheduler_state_dict()
+        """The model of ``trained`` (+ optimizer, schedulers) as one dict (live tensors, not
+        copies)."""
+        model = trained.require_model()
+        state: dict[str, Any] = {"state_dict": _to_cpu(self.model_state_dict(model))}
+        if save_optimizer and trained.optim_wrapper is not None:
+            state["optimizer"] = self.optim_state_dict(trained.optim_wrapper)
+        if save_param_scheduler and trained.param_schedulers is not None:
+            state["param_schedulers"] = self.scheduler_state_dict(trained.param_schedulers)
         return state
 
     #: Digests of the companion files this process wrote in the save under way, hashed
@@ -205,8 +207,11 @@ class BaseStrategy:
     #: ``companion_digests`` hashes only the files missing here.
     written_digests: FileDigests = {}  # noqa: RUF012 - replaced per instance, never mutated
 
-    def save_companion(self, filename: str, *, save_optimizer: bool = True) -> None:
-        """Write files beside the checkpoint file: none for one-file checkpoints."""
+    def save_companion(
+        self, trained: Trained, filename: str, *, save_optimizer: bool = True
+    ) -> None:
+        """Write files of ``trained`` beside the checkpoint file: none for one-file
+        checkpoints."""
 
     def companion_digests(self, filename: str) -> FileDigests:
         """Size and SHA-256 of every companion file of ``filename``."""
@@ -221,40 +226,39 @@ class BaseStrategy:
 
     def load_weights(
         self,
+        model: nn.Module,
         checkpoint: dict[str, Any],
         *,
         strict: bool = False,
         revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
     ) -> None:
-        """Load the model weights of a read checkpoint (``load_from``)."""
-        if self.model is None:
-            raise RuntimeError("no model yet: call setup_module() first")
-        load_state_dict_into(self.unwrap(self.model), checkpoint, strict, revise_keys)
+        """Load the model weights of a read checkpoint into ``model`` (``load_from``)."""
+        load_state_dict_into(self.unwrap(model), checkpoint, strict, revise_keys)
 
     def restore(
         self,
+        trained: Trained,
         filename: str,
         checkpoint: dict[str, Any],
         *,
         resume_optimizer: bool = True,
         resume_param_scheduler: bool = True,
     ) -> None:
-        """Restore model, optimizer and schedulers from a read checkpoint."""
-        self.load_weights(checkpoint, strict=True)
-        if resume_optimizer and self.optim_wrapper is not None and "optimizer" in checkpoint:
-            self.optim_wrapper.load_state_dict(checkpoint["optimizer"])
+        """Restore the model, optimizer and schedulers of ``trained`` from a read
+        checkpoint."""
+        self.load_weights(trained.require_model(), checkpoint, strict=True)
+        optim_wrapper = trained.optim_wrapper
+        if resume_optimizer and optim_wrapper is not None and "optimizer" in checkpoint:
+            optim_wrapper.load_state_dict(checkpoint["optimizer"])
         if resume_param_scheduler and "param_schedulers" in checkpoint:
-            self.load_scheduler_state_dict(checkpoint["param_schedulers"])
+            self.load_scheduler_state_dict(trained.param_schedulers, checkpoint["param_schedulers"])
 
-    #: Whether :meth:`teardown` drops the model, optimizer wrapper and schedulers; the
-    #: runner then drops its own references before calling it (a wrapped model may hold
-    #: the process group, which must not be freed while its last operation is).
-    releases_model: bool = False
-
-    def teardown(self, *, barrier: bool = True) -> None:
+    def teardown(self, trained: Trained | None = None, *, barrier: bool = True) -> None:
         """Release what :meth:`setup_env` and :meth:`setup` created (process group,
-        engine); nothing on one device. ``barrier=False`` on error paths: a failed
-        rank must not wait for its peers."""
+        engine); nothing on one device. ``trained``: the run's objects, which the caller
+        still holds; a strategy whose wrappers are tied to what it releases (the process
+        group) drops them from it first; on one device they live on. ``barrier=False`` on
+        error paths: a failed rank must not wait for its peers."""
 
 
 def default_strategy_type(launcher: str | None) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.distributed as dist
@@ -12,6 +12,9 @@ from ..model.wrappers.distributed import CadenceDistributedDataParallel
 from ..registry import STRATEGIES
 from ..utils import did_you_mean
 from .distributed import DistributedStrategy
+
+if TYPE_CHECKING:
+    from ..contracts import Trained
 
 #: ``comm_hook`` names -> the hook of ``torch.distributed.algorithms.ddp_comm_hooks.default_hooks``
 #: (``None``: DDP's built-in all-reduce).
@@ -79,20 +82,21 @@ class DDPStrategy(DistributedStrategy):
         return wrapped
 
     def checkpoint_state(
-        self, *, save_optimizer: bool = True, save_param_scheduler: bool = True
+        self, trained: Trained, *, save_optimizer: bool = True, save_param_scheduler: bool = True
     ) -> dict[str, Any]:
         """The one-file state, and the order in which the gradients became ready (which
         decides DDP's bucket layout: :meth:`CadenceDistributedDataParallel.pin_bucket_order`)."""
         state = super().checkpoint_state(
-            save_optimizer=save_optimizer, save_param_scheduler=save_param_scheduler
+            trained, save_optimizer=save_optimizer, save_param_scheduler=save_param_scheduler
         )
-        order = getattr(self.model, "bucket_order", None)
+        order = getattr(trained.model, "bucket_order", None)
         if order is not None:
             state[BUCKET_ORDER_KEY] = list(order)
         return state
 
     def restore(
         self,
+        trained: Trained,
         filename: str,
         checkpoint: dict[str, Any],
         *,
@@ -103,12 +107,13 @@ class DDPStrategy(DistributedStrategy):
         step, so that a resume on three or more processes adds up every gradient in the
         same order as the uninterrupted run did (bit-exact, not just to rounding)."""
         super().restore(
-            filename, checkpoint, resume_optimizer=resume_optimizer,
+            trained, filename, checkpoint, resume_optimizer=resume_optimizer,
             resume_param_scheduler=resume_param_scheduler,
         )  # fmt: skip
         order = checkpoint.get(BUCKET_ORDER_KEY)
-        if isinstance(self.model, CadenceDistributedDataParallel) and order is not None:
-            self.model.pin_bucket_order(order)
+        model = trained.model
+        if isinstance(model, CadenceDistributedDataParallel) and order is not None:
+            model.pin_bucket_order(order)
 
 
 #: The checkpoint key of the saving run's gradient ready order (a list of ints).

@@ -14,7 +14,7 @@ import json
 import os
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -27,6 +27,9 @@ from ..utils import heartbeat
 from ..utils.heartbeat import BACKWARD, OPTIMIZER
 from .deepspeed_universal import load_resharded, partitions_differ, saved_world_size
 from .distributed import DistributedStrategy
+
+if TYPE_CHECKING:
+    from ..contracts import Trained
 
 #: The optim_wrapper keys that say how to build the optimizer (the rest configure the
 #: wrapper, whose work the DeepSpeed engine does).
@@ -272,8 +275,7 @@ class DeepSpeedStrategy(DistributedStrategy):
     ) -> nn.Module:
         """Place ``module``; the engine is created by :meth:`setup` (``compile`` does not
         apply: the engine runs the module)."""
-        self.model = module.to(self.device)
-        return self.model
+        return module.to(self.device)
 
     def setup(
         self, model: nn.Module, optim_wrapper: Any = None, *, batch_size: int | None = None
@@ -284,11 +286,12 @@ class DeepSpeedStrategy(DistributedStrategy):
         Without an optimizer wrapper (evaluation) the engine has no optimizer; ZeRO
         stages 1 and 2, which only partition optimizer state and gradients, run it as
         stage 0. A later call with an optimizer wrapper replaces that engine by one that
-        trains, over the same module.
+        trains, over the same module; any other later call returns the wrappers over the
+        engine there is. The strategy keeps the engine it created, not the wrappers.
         """
         if self.engine is not None:
             if optim_wrapper is None or self._engine_trains:
-                return self.model, self.optim_wrapper  # type: ignore[return-value]
+                return self._over_engine(model, optim_wrapper)
             module = self.engine.module
             self.engine.destroy()
             self.engine = None
@@ -316,10 +319,24 @@ class DeepSpeedStrategy(DistributedStrategy):
         )
         self.engine = engine
         self._engine_trains = optim_wrapper is not None
-        self.model = DeepSpeedEngineWrapper(engine)
-        if ds_optimizer is not None and optim_wrapper is not None:
-            self.optim_wrapper = DeepSpeedOptimWrapper(engine)
-        return self.model, self.optim_wrapper
+        trains = ds_optimizer is not None and optim_wrapper is not None
+        wrapped_optim = DeepSpeedOptimWrapper(engine) if trains else None
+        return DeepSpeedEngineWrapper(engine), wrapped_optim
+
+    def _over_engine(
+        self, model: nn.Module, optim_wrapper: Any
+    ) -> tuple[nn.Module, DeepSpeedOptimWrapper | None]:
+        """The model and optimizer wrappers over the live engine: those given where they
+        wrap it, else new ones (no optimizer wrapper for an engine that does not train)."""
+        if not (isinstance(model, DeepSpeedEngineWrapper) and model.engine is self.engine):
+            model = DeepSpeedEngineWrapper(self.engine)
+        if not self._engine_trains:
+            return model, None
+        if not (
+            isinstance(optim_wrapper, DeepSpeedOptimWrapper) and optim_wrapper.engine is self.engine
+        ):
+            optim_wrapper = DeepSpeedOptimWrapper(self.engine)
+        return model, optim_wrapper
 
     def _client_optimizer(self, optim_wrapper: Any) -> torch.optim.Optimizer | None:
         """The optimizer of the wrapper cadence built, or None where the DeepSpeed
@@ -333,49 +350,54 @@ class DeepSpeedStrategy(DistributedStrategy):
             )
         return None if "optimizer" in self.ds_config else optimizer
 
-    def teardown(self, *, barrier: bool = True) -> None:
+    def teardown(self, trained: Trained | None = None, *, barrier: bool = True) -> None:
         """Release the engine, then what :class:`DistributedStrategy` releases."""
         if self.engine is not None:
             engine, self.engine = self.engine, None
             engine.destroy()
-        super().teardown(barrier=barrier)
+        super().teardown(trained, barrier=barrier)
 
     @staticmethod
     def unwrap(model: nn.Module) -> nn.Module:
         return model.engine.module if isinstance(model, DeepSpeedEngineWrapper) else model
 
     @contextlib.contextmanager
-    def _gathered(self, modifier_rank: int | None = None) -> Iterator[None]:
-        """Full parameters visible on every rank (ZeRO-3 partitions them)."""
+    def _gathered(self, module: nn.Module, modifier_rank: int | None = None) -> Iterator[None]:
+        """Full parameters of ``module`` visible on every rank (ZeRO-3 partitions them)."""
         if self.zero_stage == 3:
             deepspeed = _import_deepspeed()
-            params = list(self.engine.module.parameters())
+            params = list(module.parameters())
             with deepspeed.zero.GatheredParameters(params, modifier_rank=modifier_rank):
                 yield
         else:
             yield
 
-    def model_state_dict(self) -> dict[str, Any]:
-        """The full model weights (gathered under ZeRO-3), on CPU."""
-        with self._gathered():
-            state = self.engine.module.state_dict()
+    def model_state_dict(self, model: nn.Module) -> dict[str, Any]:
+        """The full weights of ``model`` (gathered under ZeRO-3), on CPU."""
+        module = self.unwrap(model)
+        with self._gathered(module):
+            state = module.state_dict()
             return {k: v.detach().cpu().clone() for k, v in state.items()}
 
     supports_async_save = False  # the engine writes its files collectively
 
     def checkpoint_state(
-        self, *, save_optimizer: bool = True, save_param_scheduler: bool = True
+        self, trained: Trained, *, save_optimizer: bool = True, save_param_scheduler: bool = True
     ) -> dict[str, Any]:
         """Gathered full weights (loadable on one device), the engine folder's suffix and
         scheduler states; the engine's own state goes to :meth:`save_companion`."""
-        state: dict[str, Any] = {"state_dict": self.model_state_dict(), "engine": ENGINE_SUFFIX}
-        if save_param_scheduler and self.param_schedulers is not None:
-            state["param_schedulers"] = self.scheduler_state_dict()
+        weights = self.model_state_dict(trained.require_model())
+        state: dict[str, Any] = {"state_dict": weights, "engine": ENGINE_SUFFIX}
+        if save_param_scheduler and trained.param_schedulers is not None:
+            state["param_schedulers"] = self.scheduler_state_dict(trained.param_schedulers)
         return state
 
-    def save_companion(self, filename: str, *, save_optimizer: bool = True) -> None:
+    def save_companion(
+        self, trained: Trained, filename: str, *, save_optimizer: bool = True
+    ) -> None:
         """All ranks write the engine checkpoint to ``<filename>.ds`` (the engine's files
-        hashed while written)."""
+        hashed while written): the engine holds the model and optimizer state of
+        ``trained``."""
         engine_io = self._engine_io()
         engine_io.written.clear()
         self.engine.save_checkpoint(
@@ -395,28 +417,33 @@ class DeepSpeedStrategy(DistributedStrategy):
 
     def load_weights(
         self,
+        model: nn.Module,
         checkpoint: dict[str, Any],
         *,
         strict: bool = False,
         revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
     ) -> None:
-        """Load full weights (from any strategy's checkpoint) into the engine's model."""
+        """Load full weights (from any strategy's checkpoint) into ``model`` (the engine's
+        module)."""
         state = model_weights(checkpoint, revise_keys)
-        with self._gathered(modifier_rank=0):
+        module = self.unwrap(model)
+        with self._gathered(module, modifier_rank=0):
             if self.zero_stage != 3 or self.rank == 0:
-                self.engine.module.load_state_dict(state, strict=strict)
+                module.load_state_dict(state, strict=strict)
 
-    def _load_untrained(self, checkpoint: dict[str, Any]) -> None:
+    def _load_untrained(self, model: nn.Module, checkpoint: dict[str, Any]) -> None:
         """Load what no optimizer holds (buffers, frozen parameters) from the file's full
         weights: a universal checkpoint restores only the trained parameters."""
-        trained = {n for n, p in self.engine.module.named_parameters() if p.requires_grad}
+        module = self.unwrap(model)
+        trained = {n for n, p in module.named_parameters() if p.requires_grad}
         weights = model_weights(checkpoint, ((r"^module\.", ""),))
         rest = {name: value for name, value in weights.items() if name not in trained}
         if rest:
-            self.load_weights({"state_dict": rest}, strict=False)
+            self.load_weights(module, {"state_dict": rest}, strict=False)
 
     def restore(
         self,
+        trained: Trained,
         filename: str,
         checkpoint: dict[str, Any],
         *,
@@ -425,7 +452,8 @@ class DeepSpeedStrategy(DistributedStrategy):
     ) -> None:
         """Restore the engine (model, optimizer, loss scaler, step counts) exactly, also
         when it was saved by another number of processes (:mod:`.deepspeed_universal`;
-        without ``resume_optimizer`` the full weights of the file are loaded then)."""
+        without ``resume_optimizer`` the full weights of the file are loaded then), and
+        the schedulers of ``trained``."""
         engine_dir = filename + ENGINE_SUFFIX
         if not checkpoint.get("engine") or not os.path.isdir(engine_dir):
             raise FileNotFoundError(
@@ -438,13 +466,13 @@ class DeepSpeedStrategy(DistributedStrategy):
             if resume_optimizer:  # every file was verified before it is read
                 load_resharded(self.engine, engine_dir, ENGINE_TAG, saved=saved,
                                safe_globals=_engine_safe_globals())  # fmt: skip
-                self._load_untrained(checkpoint)
+                self._load_untrained(trained.require_model(), checkpoint)
             else:
-                self.load_weights(checkpoint, strict=True)
+                self.load_weights(trained.require_model(), checkpoint, strict=True)
         else:
             self.engine.load_checkpoint(  # every file was verified before it is read
                 engine_dir, tag=ENGINE_TAG, load_optimizer_states=resume_optimizer,
                 load_lr_scheduler_states=False,
             )  # fmt: skip
         if resume_param_scheduler and "param_schedulers" in checkpoint:
-            self.load_scheduler_state_dict(checkpoint["param_schedulers"])
+            self.load_scheduler_state_dict(trained.param_schedulers, checkpoint["param_schedulers"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.distributed as torch_dist
@@ -12,6 +12,9 @@ from ..checkpoint.files import verify_checkpoint
 from ..utils import heartbeat
 from .base import BaseStrategy
 from .launch import init_process_group
+
+if TYPE_CHECKING:
+    from ..contracts import Trained
 
 
 class DistributedStrategy(BaseStrategy):
@@ -111,26 +114,23 @@ class DistributedStrategy(BaseStrategy):
         """Whether :meth:`setup_distributed` created the live process group."""
         return self._owns_process_group and torch_dist.is_initialized()
 
-    #: teardown drops the model and optimizer (the runner drops its references first)
-    releases_model = True
-
-    def teardown(self, *, barrier: bool = True) -> None:
-        """Drop the model and optimizer, then destroy the process group if this strategy
-        created it (after a barrier unless ``barrier=False``: a failed rank leaves at
-        once, which makes its peers' collectives fail instead of wait).
+    def teardown(self, trained: Trained | None = None, *, barrier: bool = True) -> None:
+        """Drop the run's model, optimizer wrapper and schedulers from ``trained`` (they are
+        wrapped over the process group: DDP's reducer holds it), then destroy the process
+        group if this strategy created it (after a barrier unless ``barrier=False``: a
+        failed rank leaves at once, which makes its peers' collectives fail instead of
+        wait). A later run sets the strategy up again and builds them anew.
 
         Order matters: a gloo group's destructor joins its worker threads while holding
         the GIL, and a worker that is still freeing a finished operation whose tensors
         Python knows waits for the GIL: a deadlock, seen at exit under load when the
-        wrapped model (DDP's reducer holds the group) was freed right after the barrier.
-        So the model goes first (the group lives on in torch's registry), and the
-        barrier's handle is kept until the group is destroyed, so that the worker never
-        frees that operation itself."""
+        wrapped model was freed right after the barrier. So the model goes first (the
+        group lives on in torch's registry), and the barrier's handle is kept until the
+        group is destroyed, so that the worker never frees that operation itself."""
         import gc
 
-        self.model = None
-        self.optim_wrapper = None
-        self.param_schedulers = None
+        if trained is not None:
+            trained.drop()
         gc.collect()
         if not self.owns_process_group:
             return

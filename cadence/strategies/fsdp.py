@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -19,6 +19,9 @@ from torch import nn
 from ..checkpoint.weights import model_weights
 from ..registry import STRATEGIES
 from .distributed import DistributedStrategy
+
+if TYPE_CHECKING:
+    from ..contracts import Trained
 
 SHARDED_SUFFIX = ".dcp"
 
@@ -127,47 +130,51 @@ class FSDPStrategy(DistributedStrategy):
 
         return StateDictOptions(**kwargs)
 
-    def model_state_dict(self) -> dict[str, Any]:
-        """The full (gathered) model weights, on CPU; complete on rank 0."""
+    def model_state_dict(self, model: nn.Module) -> dict[str, Any]:
+        """The full (gathered) weights of the sharded ``model``, on CPU; complete on rank 0."""
         from torch.distributed.checkpoint.state_dict import get_model_state_dict
 
-        assert self.model is not None
         return get_model_state_dict(
-            self.model, options=self._options(full_state_dict=True, cpu_offload=True)
+            model, options=self._options(full_state_dict=True, cpu_offload=True)
         )
 
-    def _optimizer(self) -> torch.optim.Optimizer:
-        return self.optim_wrapper.optimizer
+    @staticmethod
+    def _optimizer(optim_wrapper: Any) -> torch.optim.Optimizer:
+        optimizer: torch.optim.Optimizer = optim_wrapper.optimizer
+        return optimizer
 
     # ---------------------------------------------------------- checkpoints
     supports_async_save = False  # every rank writes its shard collectively
 
     def checkpoint_state(
-        self, *, save_optimizer: bool = True, save_param_scheduler: bool = True
+        self, trained: Trained, *, save_optimizer: bool = True, save_param_scheduler: bool = True
     ) -> dict[str, Any]:
         """The sharded folder's name, gathered full weights (``save_full_weights``) and
         scheduler states; the model and optimizer shards go to :meth:`save_companion`."""
+        model = trained.require_model()
         state: dict[str, Any] = {"sharded": SHARDED_SUFFIX}  # the folder: <file>.dcp
         if self.save_full_weights:
-            state["state_dict"] = self.model_state_dict()
-        if save_param_scheduler and self.param_schedulers is not None:
-            state["param_schedulers"] = self.scheduler_state_dict()
+            state["state_dict"] = self.model_state_dict(model)
+        if save_param_scheduler and trained.param_schedulers is not None:
+            state["param_schedulers"] = self.scheduler_state_dict(trained.param_schedulers)
         return state
 
-    def save_companion(self, filename: str, *, save_optimizer: bool = True) -> None:
-        """Every rank writes its shard of model (+ optimizer) to ``<filename>.dcp``, hashing
-        its files as it writes them."""
+    def save_companion(
+        self, trained: Trained, filename: str, *, save_optimizer: bool = True
+    ) -> None:
+        """Every rank writes its shard of the model (+ optimizer) of ``trained`` to
+        ``<filename>.dcp``, hashing its files as it writes them."""
         import torch.distributed.checkpoint as dcp
         from torch.distributed.checkpoint.state_dict import get_model_state_dict, get_state_dict
 
         from ..checkpoint.dcp import HashingFileSystemWriter
 
-        assert self.model is not None
-        if save_optimizer and self.optim_wrapper is not None:
-            model_sd, optim_sd = get_state_dict(self.model, self._optimizer())
+        model = trained.require_model()
+        if save_optimizer and trained.optim_wrapper is not None:
+            model_sd, optim_sd = get_state_dict(model, self._optimizer(trained.optim_wrapper))
             state: dict[str, Any] = {"model": model_sd, "optimizer": optim_sd}
         else:
-            state = {"model": get_model_state_dict(self.model)}
+            state = {"model": get_model_state_dict(model)}
         writer = HashingFileSystemWriter(filename + SHARDED_SUFFIX)  # hashed while written
         dcp.save(state, storage_writer=writer)
         folder = os.path.dirname(os.path.abspath(filename))
@@ -176,48 +183,51 @@ class FSDPStrategy(DistributedStrategy):
 
     def load_weights(
         self,
+        model: nn.Module,
         checkpoint: dict[str, Any],
         *,
         strict: bool = False,
         revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
     ) -> None:
-        """Load full weights (from any strategy's checkpoint) into the sharded model."""
+        """Load full weights (from any strategy's checkpoint) into the sharded ``model``."""
         from torch.distributed.checkpoint.state_dict import set_model_state_dict
 
-        assert self.model is not None
         state = model_weights(checkpoint, revise_keys)
         set_model_state_dict(
-            self.model, state, options=self._options(full_state_dict=True, strict=strict)
+            model, state, options=self._options(full_state_dict=True, strict=strict)
         )
 
     def restore(
         self,
+        trained: Trained,
         filename: str,
         checkpoint: dict[str, Any],
         *,
         resume_optimizer: bool = True,
         resume_param_scheduler: bool = True,
     ) -> None:
-        """Restore the sharded model and optimizer exactly from ``<filename>.dcp``."""
+        """Restore the sharded model and optimizer of ``trained`` exactly from
+        ``<filename>.dcp``."""
         from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 
         from ..checkpoint.dcp import safe_dcp_load
 
-        assert self.model is not None
+        model = trained.require_model()
         sharded = filename + SHARDED_SUFFIX
         if not checkpoint.get("sharded") or not os.path.isdir(sharded):
             raise FileNotFoundError(
                 f"{filename} has no sharded state folder; FSDP resumes from checkpoints written "
                 "by FSDPStrategy (use load_from to start from full weights)"
             )
-        model_sd, optim_sd = get_state_dict(self.model, self._optimizer())
+        optimizer = self._optimizer(trained.optim_wrapper)
+        model_sd, optim_sd = get_state_dict(model, optimizer)
         state: dict[str, Any] = {"model": model_sd, "optimizer": optim_sd}
         if not resume_optimizer:
             del state["optimizer"]
         safe_dcp_load(state, sharded)  # verified before reading; unpickled safely
         set_state_dict(
-            self.model, self._optimizer(), model_state_dict=state["model"],
+            model, optimizer, model_state_dict=state["model"],
             optim_state_dict=state.get("optimizer", optim_sd),
         )  # fmt: skip
         if resume_param_scheduler and "param_schedulers" in checkpoint:
-            self.load_scheduler_state_dict(checkpoint["param_schedulers"])
+            self.load_scheduler_state_dict(trained.param_schedulers, checkpoint["param_schedulers"])

@@ -31,7 +31,8 @@ class CountVals(Hook):
         self.epochs.append(runner.epoch)
 
     def after_train(self, runner: Any) -> None:
-        self.weights = {k: v.tolist() for k, v in runner.strategy.model_state_dict().items()}
+        state = runner.strategy.model_state_dict(runner.model)
+        self.weights = {k: v.tolist() for k, v in state.items()}
 
 
 def config(work_dir: Any, epochs: int, hook: dict[str, Any] | None = None, **overrides: Any) -> Any:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import torch
 
+from cadence.contracts import Trained
 from cadence.dist.testing import run_distributed
 
 
@@ -40,10 +41,10 @@ class OneFileSteps:
     def world_size(self) -> int:
         return torch.distributed.get_world_size()
 
-    def checkpoint_state(self, **options: Any) -> dict[str, Any]:
+    def checkpoint_state(self, trained: Trained, **options: Any) -> dict[str, Any]:
         return {}
 
-    def save_companion(self, filename: str, **options: Any) -> None:
+    def save_companion(self, trained: Trained, filename: str, **options: Any) -> None:
         pass
 
     def companion_digests(self, filename: str) -> dict:
@@ -57,7 +58,7 @@ class OneFileSteps:
     def barrier(self) -> None:
         torch.distributed.barrier()
 
-    def restore(self, filename: str, checkpoint: dict, **options: Any) -> None:
+    def restore(self, trained: Trained, filename: str, checkpoint: dict, **options: Any) -> None:
         pass
 
 
@@ -70,10 +71,11 @@ def save_and_resume(root: str) -> dict[str, Any]:
     order = ["hub", "buffers", "stream"] if rank == 0 else ["stream", "buffers", "hub"]
     for name in order:
         manager.register(name, parts[name], per_rank=True, shared=name == "hub")
-    path = manager.save(os.path.join(root, "ck.pth"), meta={})
+    trained = Trained()  # the steps here keep no model: only the parts travel
+    path = manager.save(os.path.join(root, "ck.pth"), trained, meta={})
     for part in parts.values():
         part.value = None
-    manager.resume(path)
+    manager.resume(path, trained)
     return {name: part.value for name, part in parts.items()}
 
 

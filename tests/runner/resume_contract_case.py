@@ -257,8 +257,9 @@ def snapshot(runner: Any, batches: BatchRecorder) -> dict[str, Any]:
     schedulers = runner.param_schedulers or []
     np_state = np.random.get_state()
     return {
-        "model": _plain(runner.strategy.model_state_dict()),  # full weights (rank 0 if sharded)
-        "optimizer": _plain(runner.strategy.optim_state_dict()),
+        # full weights (rank 0 if sharded)
+        "model": _plain(runner.strategy.model_state_dict(runner.model)),
+        "optimizer": _plain(runner.strategy.optim_state_dict(runner.optim_wrapper)),
         "schedulers": [s.state_dict() for s in schedulers],
         "hub": _hub_history(runner.message_hub),
         "hooks": hooks,

@@ -119,3 +119,27 @@ def test_close_frees_the_wrapped_model_before_it_destroys_the_group(tmp_path, mo
     gc.collect()
     assert group_alive_when_freed == [True]
     assert not torch_dist.is_initialized()
+
+
+def test_one_device_keeps_the_model_a_failed_train_leaves(tmp_path):
+    """As in mmengine, the model and optimizer wrapper a failed ``train()`` leaves are
+    still the runner's on one device: the strategy, handed them when it is released (the
+    failure releases it at once), drops only what is tied to a process group."""
+    from runner_toys import toy_config
+
+    from cadence.hooks import Hook
+    from cadence.runner import Runner
+
+    class FailOnSecondIter(Hook):
+        def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None):
+            if batch_idx == 1:
+                raise RuntimeError("stop here")
+
+    runner = Runner.from_cfg(toy_config(tmp_path, 1))
+    runner.register_hook(FailOnSecondIter())
+    with pytest.raises(RuntimeError, match="stop here"):
+        runner.train()
+    assert not runner.processes.ready  # released on the error
+    model, wrapper = runner.trained.model, runner.trained.optim_wrapper
+    assert model is not None and wrapper is not None
+    assert runner.model is model and runner.optim_wrapper is wrapper

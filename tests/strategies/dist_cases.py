@@ -94,7 +94,7 @@ def train(
     runner.register_hook(LossRecorder())
     runner.train()
     # plain arrays: tensors would travel back through shared memory of an exiting process
-    state = runner.strategy.model_state_dict()
+    state = runner.strategy.model_state_dict(runner.model)
     params = {k: v.detach().cpu().numpy().copy() for k, v in state.items()}
     metrics = runner.val()
     return {
@@ -194,7 +194,7 @@ def deepspeed_model_before_train(work_dir: str) -> dict[str, Any]:
     evaluating_engine = runner.strategy.engine
     metrics = runner.val()
     runner.train()
-    after = runner.strategy.model_state_dict()
+    after = runner.strategy.model_state_dict(runner.model)
     return {
         "val_before_train": sorted(metrics),
         "new_engine": runner.strategy.engine is not evaluating_engine,
@@ -231,7 +231,8 @@ def resave_interrupted(work_dir: str, strategy: dict) -> dict[str, Any]:
     steps = runner.strategy
 
     def weights() -> dict[str, Any]:
-        return {k: v.detach().cpu().clone() for k, v in steps.model_state_dict().items()}
+        state = steps.model_state_dict(runner.model)
+        return {k: v.detach().cpu().clone() for k, v in state.items()}
 
     def shift() -> None:
         with torch.no_grad():

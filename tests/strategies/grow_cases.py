@@ -66,7 +66,7 @@ def _full_weights(runner: Any) -> dict[str, bytes]:
         )
 
         options = StateDictOptions(full_state_dict=True, cpu_offload=True)
-        state = get_model_state_dict(strategy.model, options=options)
+        state = get_model_state_dict(runner.model, options=options)
     else:
         state = strategy.unwrap(runner.model).state_dict()
     return {k: v.detach().cpu().contiguous().numpy().tobytes() for k, v in state.items()}
@@ -92,7 +92,9 @@ def run(kind: str, strategy: str, root: str) -> dict[str, Any]:
         def before_train_iter(self, runner: Any, batch_idx: int, data_batch: Any = None) -> None:
             if kind == "reference" and runner.iter == AT:  # the checkpoint's weights and
                 checkpoint = read_checkpoint(saved, "cpu")  # optimizer, nothing else
-                runner.strategy.restore(saved, checkpoint, resume_param_scheduler=False)
+                runner.strategy.restore(
+                    runner.trained, saved, checkpoint, resume_param_scheduler=False
+                )
 
         def after_train_iter(self, runner, batch_idx, data_batch=None, outputs=None) -> None:
             record["losses"][runner.iter + 1] = float(outputs["loss"])

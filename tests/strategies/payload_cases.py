@@ -128,7 +128,7 @@ def _save_dcp_with_payload(runner: Any, folder: str, marker: str) -> None:
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import get_state_dict
 
-    model_sd, optim_sd = get_state_dict(runner.strategy.model, runner.optim_wrapper.optimizer)
+    model_sd, optim_sd = get_state_dict(runner.model, runner.optim_wrapper.optimizer)
     optim_sd["param_groups"][0]["lr"] = Payload(marker)
     if runner.rank == 0:
         shutil.rmtree(folder, ignore_errors=True)

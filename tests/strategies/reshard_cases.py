@@ -84,7 +84,7 @@ def full_state(runner: Any) -> dict[str, np.ndarray]:
     if kind == "DeepSpeedStrategy":
         from deepspeed.utils import safe_get_full_fp32_param, safe_get_full_optimizer_state
 
-        out = _arrays(strategy.model_state_dict())  # every weight and buffer, gathered
+        out = _arrays(strategy.model_state_dict(runner.model))  # every weight and buffer, gathered
         out["global_steps"] = np.array(strategy.engine.global_steps)
         for name, param in strategy.engine.module.named_parameters():
             if param.requires_grad:  # the optimizer's fp32 copy and moments
@@ -101,7 +101,7 @@ def full_state(runner: Any) -> dict[str, np.ndarray]:
         )
 
         options = StateDictOptions(full_state_dict=True, cpu_offload=True)
-        model, optimizer = strategy.model, strategy.optim_wrapper.optimizer
+        model, optimizer = runner.model, runner.optim_wrapper.optimizer
         optim = get_optimizer_state_dict(model, optimizer, options=options)
         return {
             **_arrays(get_model_state_dict(model, options=options)),
