@@ -57,6 +57,9 @@ class HangWatchdog:
         rank, world_size: this process's place in the job.
         logger: also gets the report (stderr always does).
         setting: the config key of ``timeout``, named in the report.
+        clock, wait: the monotonic seconds it reads and how it waits between two looks
+            (``wait(seconds)`` returns True to stop); :meth:`stop` ends the default wait.
+            Tests pass a fake clock and a wait that moves it.
     """
 
     def __init__(
@@ -69,6 +72,8 @@ class HangWatchdog:
         world_size: int = 1,
         logger: logging.Logger | None = None,
         setting: str = "env_cfg.dist_cfg.hang_timeout",
+        clock: Callable[[], float] = time.monotonic,
+        wait: Callable[[float], bool] | None = None,
     ) -> None:
         if not timeout > 0:
             raise ValueError(f"{setting} must be > 0 to watch, got {timeout!r}")
@@ -82,6 +87,8 @@ class HangWatchdog:
         self.setting = setting
         self.host = socket.gethostname()
         self._stop = threading.Event()
+        self._clock = clock
+        self._wait = wait if wait is not None else self._stop.wait
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------ main thread
@@ -132,9 +139,9 @@ class HangWatchdog:
         beat = self.heartbeat
         seen = beat.token()
         latest_seen: int | None = None
-        changed_at = time.monotonic()
+        changed_at = self._clock()
         busy_since: float | None = None  # when every rank became busy (None: not all are)
-        while not self._stop.wait(self.interval):
+        while not self._wait(self.interval):
             mark, busy = beat.token(), beat.busy_depth > 0
             progressed, seen = mark != seen, mark
             entry = self._entry(busy)
@@ -143,7 +150,7 @@ class HangWatchdog:
             except Exception as exc:  # the store went away: keep watching this rank
                 board = self._alone(exc)
                 latest, busy_ranks = board.post(entry, progressed, busy)
-            now = time.monotonic()
+            now = self._clock()
             if progressed or latest != latest_seen:
                 latest_seen, changed_at, busy_since = latest, now, None
             elif busy_ranks >= self.world_size:  # all busy: moving, for a while

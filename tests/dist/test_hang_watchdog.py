@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import re
+import threading
 import time
 
 import pytest
@@ -74,48 +75,85 @@ class Recorded(HangWatchdog):
 
     reports: list[tuple[float, str]]
 
-    def _report(self, board: ProgressBoard, silent_for: float) -> None:
+    def _report(self, board: ProgressBoard, silent_for: float, busy: bool = False) -> None:
         self.reports.append((silent_for, describe_ranks(board.entries(), self.world_size)))
         self._stop.set()
 
 
+class Lockstep:
+    """The watchdogs' clock and wait: every dog waits at a barrier, then the clock moves one
+    poll interval (so each look of every dog happens at a known time), ``actions[tick]``
+    runs, and the watch ends once every dog has reported or after ``ticks`` ticks."""
+
+    def __init__(self, dogs: int, interval: float, ticks: int, actions: dict) -> None:
+        self.now, self.tick, self.interval, self.ticks = 100.0, 0, interval, ticks
+        self.actions, self.watched = actions, []
+        self.done = threading.Event()
+        self._barrier = threading.Barrier(dogs, action=self._advance)
+
+    def clock(self) -> float:
+        return self.now
+
+    def _advance(self) -> None:
+        self.tick += 1
+        self.now += self.interval
+        self.actions.get(self.tick, lambda: None)()
+        if self.tick >= self.ticks or all(dog.reports for dog in self.watched):
+            self.done.set()
+
+    def wait(self, seconds: float) -> bool:
+        assert seconds == self.interval
+        if not self.done.is_set():
+            try:
+                self._barrier.wait(timeout=10)
+            except threading.BrokenBarrierError:  # the other dog's thread ended: stop too
+                self.done.set()
+        return self.done.is_set()
+
+
 def test_ranks_busy_together_are_no_hang_but_one_rank_outside_the_section_is():
     """Every rank in a checkpoint save counts as moving; when one leaves it and stops moving
-    while the other waits inside, both report it as behind within the timeout."""
+    while the other waits inside, both report it as behind after the timeout exactly."""
     server = torch_dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False,
                                  timeout=datetime.timedelta(seconds=5))  # fmt: skip
     beats = [Heartbeat(), Heartbeat()]
+    for beat in beats:
+        beat.mode, beat.busy_depth, beat.busy_with = "train", 1, "saving a checkpoint"
+    timeout = 1.25  # polled every 0.125 s (exact in binary): tick k is at 100 + k / 8
+    quiet = []
+
+    def leave() -> None:  # tick 20: two timeouts all busy (under BUSY_FACTOR's 3), unreported
+        quiet.append([list(dog.reports) for dog in dogs])
+        beats[1].busy_depth = 0
+
+    steps = Lockstep(2, 0.125, ticks=80, actions={20: leave})
     dogs = []
     for rank, beat in enumerate(beats):
-        beat.mode, beat.busy_depth, beat.busy_with = "train", 1, "saving a checkpoint"
 
         def board(rank=rank):
             return StoreBoard.connect("127.0.0.1", server.port, rank, 2, 5.0, "test")
 
-        dog = Recorded(0.3, beat, board, rank=rank, world_size=2)
+        dog = Recorded(timeout, beat, board, rank=rank, world_size=2, clock=steps.clock,
+                       wait=steps.wait)  # fmt: skip
         dog.reports = []
         dogs.append(dog)
+    steps.watched = dogs
     for dog in dogs:
         dog.start()
     try:
-        time.sleep(0.65)  # over 2 timeouts, all busy
-        assert [dog.reports for dog in dogs] == [[], []]
-        beats[1].busy_depth = 0
-        left = time.monotonic()
-        deadline = left + 5
-        while not all(dog.reports for dog in dogs) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        took = time.monotonic() - left
-        record("hang watchdog, board: one rank leaves the busy section", to_report=took)
+        assert steps.done.wait(30)
+        assert quiet == [[[], []]]
         for dog in dogs:
             assert len(dog.reports) == 1
             silent_for, said = dog.reports[0]
-            assert silent_for >= 0.3
+            assert silent_for == timeout  # at the first look a timeout after the last move
             assert said.startswith("Behind: rank 1 (host "), said
             assert "waiting for the data of iteration 1. Ahead of it: rank 0" in said
             assert said.endswith("waiting for the data of iteration 1, saving a checkpoint.")
-        assert took < 3
+        # within a tick the ranks post in either order: rank 0 may still see rank 1 busy
+        assert steps.tick in (30, 31)
     finally:
+        steps.done.set()
         for dog in dogs:
             dog.stop()
     assert server.add("busy", 0) == 0  # each watchdog took its rank out of the busy count
