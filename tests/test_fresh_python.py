@@ -8,6 +8,7 @@ import time
 
 import pytest
 from fresh_python import run_python
+from signal_runs import alive
 
 
 def test_exit_codes_are_the_interpreters(tmp_path):
@@ -45,25 +46,43 @@ def test_environment_directory_path_sitecustomize_argv_and_exit_handlers(tmp_pat
     assert module.returncode == 1 and "Expecting value" in module.stderr
 
 
+def _start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot), None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[19])
+    except FileNotFoundError:
+        return None
+
+
 def test_dataloader_workers_die_with_a_killed_child(tmp_path):
     """Workers start as a fresh interpreter starts them (fork), not through the fork
-    server, whose children outlived their killed parent."""
+    server, whose children outlived their killed parent. A worker counts as running only
+    while its pid is the same process (the suite starts many: pids, 32768 here, are
+    reused) and not a zombie."""
     script = tmp_path / "kid.py"
     script.write_text(
         "import os, signal\n"
         "from torch.utils.data import DataLoader\n"
         "it = iter(DataLoader(list(range(8)), batch_size=2, num_workers=2))\n"
         "next(it)\n"
-        "print(*[w.pid for w in it._workers], flush=True)\n"
+        "stats = [open(f'/proc/{w.pid}/stat').read().rsplit(')', 1)[1].split()\n"
+        "         for w in it._workers]\n"
+        "print(*[f'{w.pid}:{s[19]}' for w, s in zip(it._workers, stats)], flush=True)\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     )
     result = run_python([str(script)], cwd=tmp_path, timeout=120)
     assert result.returncode == -9, result.stderr[-2000:]
-    workers = [int(pid) for pid in result.stdout.split()]
+    workers = [tuple(int(v) for v in word.split(":")) for word in result.stdout.split()]
+    assert len(workers) == 2
+
+    def running() -> list[int]:
+        return [pid for pid, start in workers if alive(pid) and _start_time(pid) == start]
+
     deadline = time.monotonic() + 30
-    while any(os.path.exists(f"/proc/{pid}") for pid in workers) and time.monotonic() < deadline:
+    while running() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not any(os.path.exists(f"/proc/{pid}") for pid in workers)
+    assert not running()
 
 
 def test_a_timeout_kills_the_child():
