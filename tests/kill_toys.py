@@ -77,7 +77,7 @@ class KillAt(Hook):
         if self.where == "collect":
             save = manager.CheckpointManager.save
 
-            def save_then_die(this: Any, path: str, **kwargs: Any) -> str:
+            def save_then_die(this: Any, path: str, *args: Any, **kwargs: Any) -> str:
                 if target(path):
                     collect = this.collect
 
@@ -86,7 +86,7 @@ class KillAt(Hook):
                         _die(marks, rank)
 
                     this.collect = collect_then_die
-                return save(this, path, **kwargs)
+                return save(this, path, *args, **kwargs)
 
             manager.CheckpointManager.save = save_then_die  # type: ignore[method-assign]
         elif self.where == "manifest":
