@@ -6,6 +6,9 @@ figure with the same file as committed at ``--against`` (default ``HEAD``): the 
 and the noise, the larger of the two runs' spreads (half the range of their rounds, at
 least 0.05 % of the committed value: the precision the table prints). A
 figure worse by more than the noise is flagged ``REGRESSION`` and the exit status is 1.
+Absolute times (s, ms, us) recorded on another machine (processor or CPU count) are
+shown but not judged ("other machine"): a slower CPU is not a regression. Ratios
+against a baseline of the same run, and counts, are judged on any machine.
 Commit the new files with the change that moved them.
 
     python benchmarks/compare.py                          # the suite, ~5 min on 2 cores
@@ -61,7 +64,7 @@ class Row:
     old: float | None
     new: float | None
     noise: float
-    verdict: str  # "REGRESSION", "better", "same", "new", "gone"
+    verdict: str  # "REGRESSION", "better", "same", "new", "gone", "other machine"
 
     @property
     def change(self) -> float | None:
@@ -74,6 +77,17 @@ class Row:
 #: The smallest relative change that counts: below it the table prints 0.0 %, so a
 #: single-round figure (spread 0) that moved in its last digits is "same", not flagged.
 RESOLUTION = 0.0005
+#: Units of absolute times: comparable only between runs on the same machine.
+TIME_UNITS = frozenset({"s", "ms", "us"})
+
+
+def same_machine(old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool:
+    """Whether two records come from the same kind of machine (processor, CPU count);
+    a record without a machine (older files) counts as the same."""
+    a, b = (old or {}).get("machine"), (new or {}).get("machine")
+    if not a or not b:
+        return True
+    return all(a.get(key) == b.get(key) for key in ("processor", "cpus"))
 
 
 def judge(old: dict[str, Any] | None, new: dict[str, Any] | None) -> tuple[float, str]:
@@ -94,15 +108,24 @@ def judge(old: dict[str, Any] | None, new: dict[str, Any] | None) -> tuple[float
     return noise, "same"
 
 
+def machine_name(record: dict[str, Any] | None) -> str:
+    """'<processor>, <n> CPUs' of a record's machine."""
+    machine = (record or {}).get("machine") or {}
+    return f"{machine.get('processor', '?')}, {machine.get('cpus', '?')} CPUs"
+
+
 def compare_records(name: str, old: dict[str, Any] | None, new: dict[str, Any]) -> list[Row]:
     """The rows of one benchmark: every figure of ``new`` and of ``old`` (committed)."""
     old_figs = (old or {}).get("figures", {})
     new_figs = new.get("figures", {})
+    comparable = same_machine(old, new)
     rows = []
     for key in [*new_figs, *(k for k in old_figs if k not in new_figs)]:
         before, now = old_figs.get(key), new_figs.get(key)
         noise, verdict = judge(before, now)
         unit = (now or before or {}).get("unit", "")
+        if not comparable and unit in TIME_UNITS and verdict in ("REGRESSION", "better"):
+            verdict = "other machine"
         rows.append(Row(name, key, unit, before and before["value"], now and now["value"],
                         noise, verdict))  # fmt: skip
     return rows
@@ -165,7 +188,11 @@ def main(argv: list[str] | None = None) -> int:
         if new is None:
             failed.append(name)
             continue
-        rows.extend(compare_records(name, committed(name, args.against), new))
+        before = committed(name, args.against)
+        if not same_machine(before, new):
+            print(f"{name}: committed on {machine_name(before)}, run on {machine_name(new)}: "
+                  "absolute times are shown, not judged")  # fmt: skip
+        rows.extend(compare_records(name, before, new))
     print_rows(rows)
     if failed:
         print(f"no figures from: {', '.join(failed)}")

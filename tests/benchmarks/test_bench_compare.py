@@ -55,3 +55,23 @@ def test_a_change_below_the_printed_precision_is_not_a_verdict():
     real = {"figures": {"x": {"value": 1096.0, "spread": 0.0, "unit": "instr", "better": "lower"}}}
     assert compare.compare_records("toy", old, tiny)[0].verdict == "same"
     assert compare.compare_records("toy", old, real)[0].verdict == "REGRESSION"
+
+
+def test_absolute_times_from_another_machine_are_shown_not_judged():
+    def record(processor: str, seconds: float, ratio: float) -> dict:
+        return {
+            "machine": {"processor": processor, "cpus": 2},
+            "figures": {
+                "iter_s": {"value": seconds, "spread": 0.0, "unit": "s", "better": "lower"},
+                "ratio": {"value": ratio, "spread": 0.0, "unit": "x", "better": "lower"},
+            },
+        }  # fmt: skip
+
+    old = record("AMD EPYC", 1.0, 1.10)
+    slower_cpu = record("Intel Xeon", 1.6, 1.30)
+    rows = {r.figure: r for r in compare.compare_records("toy", old, slower_cpu)}
+    assert rows["iter_s"].verdict == "other machine"  # a slower CPU is no regression
+    assert rows["ratio"].verdict == "REGRESSION"  # a ratio of one run still counts
+    same = {r.figure: r for r in compare.compare_records("toy", old, record("AMD EPYC", 1.6, 1.1))}
+    assert same["iter_s"].verdict == "REGRESSION"
+    assert compare.same_machine(old, {"figures": {}})  # older records name no machine
