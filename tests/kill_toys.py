@@ -78,14 +78,8 @@ class KillAt(Hook):
             save = manager.CheckpointManager.save
 
             def save_then_die(this: Any, path: str, *args: Any, **kwargs: Any) -> str:
-                if target(path):
-                    collect = this.collect
-
-                    def collect_then_die(meta: Any) -> Any:
-                        collect(meta)
-                        _die(marks, rank)
-
-                    this.collect = collect_then_die
+                if target(path):  # the parts are collected, nothing is written yet
+                    _die(marks, rank)
                 return save(this, path, *args, **kwargs)
 
             manager.CheckpointManager.save = save_then_die  # type: ignore[method-assign]

@@ -2,6 +2,7 @@
 restores a whole run through its strategy (docs/checkpoints.md)."""
 
 from .files import (
+    BeforeLoad,
     CheckpointError,
     atomic_torch_save,
     manifest_path,
@@ -11,7 +12,7 @@ from .files import (
     safe_torch_load,
     verify_checkpoint,
 )
-from .manager import BeforeLoad, CheckpointManager, Stateful
+from .manager import CheckpointManager, Stateful
 from .pointer import (
     LAST_CHECKPOINT,
     checkpoint_candidates,
@@ -19,6 +20,7 @@ from .pointer import (
     resolve_checkpoint,
 )
 from .publish import publish_checkpoint
+from .resume_search import ResumeSearch
 from .steps import CheckpointSteps
 from .weights import load_checkpoint, load_state_dict_into, model_weights
 
@@ -27,6 +29,6 @@ __all__ = [
     "Stateful", "atomic_torch_save", "checkpoint_candidates", "find_latest_checkpoint",
     "load_checkpoint", "load_state_dict_into", "manifest_path", "model_weights",
     "publish_checkpoint", "read_checkpoint", "read_manifest", "remove_checkpoint",
-    "resolve_checkpoint",
+    "ResumeSearch", "resolve_checkpoint",
     "safe_torch_load", "verify_checkpoint",
 ]  # fmt: skip

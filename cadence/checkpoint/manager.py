@@ -27,7 +27,6 @@ from ..fileio import is_url
 from .after_validation import AfterValidation
 from .companions import discard_staging, staging_path
 from .files import (
-    BeforeLoad,
     CheckpointError,
     atomic_torch_save,
     manifest_path,
@@ -45,6 +44,7 @@ from .pointer import (
     write_last_checkpoint,
 )
 from .remote import RemoteStorage
+from .resume_search import ResumeSearch
 from .snapshot import Snapshot
 from .steps import CheckpointSteps
 from .writer import AsyncCheckpointWriter
@@ -126,7 +126,11 @@ class CheckpointManager:
 
     # ---------------------------------------------------------------- save
     def collect(self, meta: Mapping[str, Any]) -> dict[str, Any]:
-        """``meta`` and every part's state (a collective where parts gather)."""
+        """What a checkpoint holds besides ``trained``: ``meta`` and every part's state (a
+        collective where parts gather). A background write still running finishes first
+        (and raises its error). The caller may edit the dict (the runner's
+        ``before_save_checkpoint`` hooks do) before handing it to :meth:`save`."""
+        self.wait()
         return self._collect(meta, lambda entry: entry.in_checkpoint)
 
     def _collect(self, meta: Mapping[str, Any], wanted: Callable[[_Part], bool]) -> dict[str, Any]:
@@ -150,28 +154,23 @@ class CheckpointManager:
         self,
         path: str,
         trained: Trained,
+        extra: Mapping[str, Any],
         *,
-        meta: Mapping[str, Any],
         save_optimizer: bool = True,
         save_param_scheduler: bool = True,
         update_last: bool = True,
         delete_after: Sequence[str] = (),
         async_: bool = False,
-        before_save: BeforeLoad | None = None,
         pointers: Sequence[str] = (),
         before_val: bool = False,
     ) -> str:
-        """Write the run (``trained``, ``meta``, the parts) to ``path``; then (rank 0) move
-        the pointer (and the ``pointers``
-        named, e.g. ``best_checkpoint``), then delete ``delete_after``. With ``async_``
-        (where the strategy supports it) the state is copied now and written on a
-        background thread. ``before_val``: a validation follows this checkpoint, and
-        :meth:`after_validation` writes its after-validation file once it has finished.
-        Every rank calls this."""
-        self.wait()
-        extra = self.collect(meta)
-        if before_save is not None:
-            before_save(extra)
+        """Write the run to ``path``: ``trained`` (through the strategy) and ``extra``
+        (:meth:`collect`'s dict: ``meta`` and the parts); then (rank 0) move the pointer
+        (and the ``pointers`` named, e.g. ``best_checkpoint``), then delete
+        ``delete_after``. With ``async_`` (where the strategy supports it) the state is
+        copied now and written on a background thread. ``before_val``: a validation
+        follows this checkpoint, and :meth:`after_validation` writes its after-validation
+        file once it has finished. Every rank calls this."""
         steps = self.steps
         options = dict(save_optimizer=save_optimizer, save_param_scheduler=save_param_scheduler)
         stale = [p for p in delete_after if os.path.abspath(p) != os.path.abspath(path)]
@@ -325,34 +324,43 @@ class CheckpointManager:
         return self._snapshot
 
     # ---------------------------------------------------------------- load
-    def load_weights(
-        self,
-        path: str,
-        model: nn.Module,
-        *,
-        map_location: Any = "cpu",
-        strict: bool = False,
-        revise_keys: Sequence[tuple[str, str]] = DEFAULT_REVISE_KEYS,
-        before_load: BeforeLoad | None = None,
-    ) -> dict[str, Any]:
-        """Load the model weights of ``path`` (verified first) into ``model``; return the
-        checkpoint."""
-        checkpoint = self._read(path, map_location, before_load)
-        self.steps.load_weights(model, checkpoint, strict=strict, revise_keys=revise_keys)
+    def read(self, path: str, map_location: Any = "cpu", *, after_val: bool = False) -> dict:
+        """Fetch (remote), verify (the ranks share the hashing) and read ``path``; with
+        ``after_val`` (a resume), the states of its after-validation file replace the
+        checkpoint's. Nothing is restored: the caller may edit the dict (the runner's
+        ``after_load_checkpoint`` hooks do) before :meth:`restore` or
+        :meth:`load_weights`."""
+        self.fetch(path)
+        info = self.steps.verify_checkpoint(path)
+        if info is None:
+            warn_unverified(path, stacklevel=3)
+        checkpoint = read_checkpoint(path, map_location, verify=False)
+        if after_val:
+            checkpoint.update(self.after_val.read(path, info, map_location) or {})
         return checkpoint
 
-    def resume(
+    def load_weights(
+        self,
+        model: nn.Module,
+        checkpoint: dict[str, Any],
+        *,
+        strict: bool = False,
+        revise_keys: Sequence[tuple[str, str]] = DEFAULT_REVISE_KEYS,
+    ) -> None:
+        """Load the model weights of ``checkpoint`` (:meth:`read`'s) into ``model``."""
+        self.steps.load_weights(model, checkpoint, strict=strict, revise_keys=revise_keys)
+
+    def restore(
         self,
         path: str,
+        checkpoint: dict[str, Any],
         trained: Trained,
         *,
         resume_optimizer: bool = True,
         resume_param_scheduler: bool = True,
-        map_location: Any = "cpu",
-        before_load: BeforeLoad | None = None,
-    ) -> dict[str, Any]:
-        """Restore ``trained`` and every part from ``path``; return the checkpoint."""
-        checkpoint = self._read(path, map_location, before_load, after_val=True)
+    ) -> None:
+        """Restore ``trained`` (through the strategy: its companion files beside ``path``)
+        and every part from ``checkpoint``, :meth:`read`'s dict of ``path``."""
         self.steps.restore(
             trained, path, checkpoint, resume_optimizer=resume_optimizer,
             resume_param_scheduler=resume_param_scheduler,
@@ -369,23 +377,12 @@ class CheckpointManager:
                 entry.part.load_state_dict(checkpoint[name])
             elif ranks:  # a rank the saved run did not have
                 entry.part.load_state_dict(ranks[0])
-        return checkpoint
 
-    def _read(
-        self, path: str, map_location: Any, before_load: BeforeLoad | None, after_val: bool = False
-    ) -> dict:
-        """Fetch (remote), verify (the ranks share the hashing) and read ``path``; with
-        ``after_val``, the states of its after-validation file replace the checkpoint's
-        (before ``before_load`` sees it)."""
-        self.fetch(path)
-        info = self.steps.verify_checkpoint(path)
-        if info is None:
-            warn_unverified(path, stacklevel=4)
-        checkpoint = read_checkpoint(path, map_location, verify=False)
-        if after_val:
-            checkpoint.update(self.after_val.read(path, info, map_location) or {})
-        if before_load is not None:
-            before_load(checkpoint)
+    def resume(self, path: str, trained: Trained, map_location: Any = "cpu") -> dict[str, Any]:
+        """:meth:`read` ``path`` (with its after-validation states) and :meth:`restore`
+        everything from it; return the checkpoint."""
+        checkpoint = self.read(path, map_location, after_val=True)
+        self.restore(path, checkpoint, trained)
         return checkpoint
 
     def agree(self, ok: bool) -> bool:
@@ -403,24 +400,11 @@ class CheckpointManager:
             self._pull_index()
         return held_checkpoints(self.work_dir)
 
-    def resume_latest(
-        self,
-        trained: Trained,
-        before_load: BeforeLoad | None = None,
-        foreign: bool = False,
-        *,
-        restarted: bool = False,
-    ) -> str | None:
-        """Resume ``trained`` (and the parts) from the newest checkpoint of the work dir that
-        verifies; return its path,
-        or None where the work dir holds no checkpoint. A ``foreign`` work dir (one that
-        cadence never ran in) without any manifest, mmengine's, resumes from its
-        ``last_checkpoint`` target unverified, with one warning. Otherwise unusable ones
-        are skipped with a warning saying why; checkpoints that exist but none of which
-        can be verified stop the run (:class:`CheckpointError`) rather than being
-        overwritten by a new one -- unless the launcher ``restarted`` this job: then they
-        are its previous attempt's unfinished saves (killed before the manifest), and the
-        job starts anew (None)."""
+    def candidates(self, *, foreign: bool = False) -> ResumeSearch:
+        """The checkpoints of the work dir a ``resume=True`` run tries, newest first, as a
+        :class:`ResumeSearch` (which also says what to do when they fail). A ``foreign``
+        work dir (one that cadence never ran in) without any manifest, mmengine's, offers
+        its ``last_checkpoint`` target alone, read unverified with one warning."""
         staged = self.storage is not None and self._pull_index()
         try:
             latest = find_latest_checkpoint(self.work_dir)
@@ -433,43 +417,9 @@ class CheckpointManager:
         bare = {os.path.abspath(path) for path in unverified}
         if foreign and not candidates and latest and os.path.abspath(latest) in bare:
             self.logger.info(f"{self.work_dir} is not cadence's and has no manifest (mmengine's?)")
-            self.resume(latest, trained, before_load=before_load)  # warns once: unverified
-            return latest
+            return ResumeSearch(self.work_dir, self.logger, [latest], [], skippable=False)
         for path in unverified:
             self.logger.warning(
                 f"Skipping checkpoint {path}: it has no manifest, so it could not be verified"
             )
-        skipped: list[str] = []
-        for path in candidates:
-            try:
-                self.resume(path, trained, before_load=before_load)
-            except (CheckpointError, FileNotFoundError) as e:  # incl. a missing shard folder
-                self.logger.warning(f"Skipping checkpoint {path}: {e}")
-                skipped.append(path)
-                continue
-            if skipped or unverified:
-                self.logger.warning(
-                    f"Resumed from {path}, the newest valid checkpoint; skipped "
-                    f"{skipped + unverified}"
-                )
-            return path
-        if restarted and (skipped or unverified):
-            self.logger.warning(
-                f"No checkpoint in {self.work_dir} verifies; {skipped + unverified}: left by "
-                "the previous attempt of this restarted job, killed while saving"
-            )
-            return None
-        if unverified:
-            raise CheckpointError(
-                f"resume=True: the checkpoints in {self.work_dir} could not be verified "
-                f"({', '.join(skipped + unverified)}: no manifest, or damaged), and a new run "
-                "would overwrite them. Resume from one explicitly (--resume PATH, or "
-                "resume='PATH' in the config: it loads with a warning), or start in a new "
-                "work dir (--work-dir)"
-            )
-        if skipped:
-            raise CheckpointError(
-                f"resume=True: none of the checkpoints in {self.work_dir} can be used "
-                f"({', '.join(skipped)}); see the warnings above for why"
-            )
-        return None
+        return ResumeSearch(self.work_dir, self.logger, candidates, unverified)

@@ -178,8 +178,7 @@ class RunCheckpoints:
         if isinstance(paths.resume, str) or paths.load_from is not None:
             self.resume(paths.resume if isinstance(paths.resume, str) else str(paths.load_from))
             return
-        path = self.manager.resume_latest(self._trained(), before_load=self._before_load,
-                                          foreign=self._foreign_work_dir())  # fmt: skip
+        path = self._resume_latest(foreign=self._foreign_work_dir())
         if path is None:
             runner.logger.info(f"resume=True but no checkpoint in {paths.work_dir}; starting anew")
         else:
@@ -196,9 +195,7 @@ class RunCheckpoints:
         else leave ``resume`` as the run's first start would have it (False)."""
         paths = self._paths
         paths.resume = True  # what hooks see while the checkpoint loads
-        path = self.manager.resume_latest(
-            self._trained(), before_load=self._before_load, restarted=plan.attempt.restarted
-        )
+        path = self._resume_latest(restarted=plan.attempt.restarted)
         if path is not None:
             self._note_resumed(path, f" (auto-resume: {plan.reason})")
             return True
@@ -242,7 +239,33 @@ class RunCheckpoints:
         """Whether ``train()`` calls the model's ``init_weights`` before loading a checkpoint."""
         return ResumePlan.of(self._paths.resume, self._paths.load_from).initialises_weights
 
-    def _before_load(self, checkpoint: dict[str, Any]) -> None:
+    def _resume_latest(self, *, foreign: bool = False, restarted: bool = False) -> str | None:
+        """Resume from the newest checkpoint of the work dir that can be used; return its
+        path, or None where there is none (:meth:`CheckpointManager.candidates`; the
+        search's verdict when all fail: :class:`~cadence.checkpoint.ResumeSearch`)."""
+        from ..checkpoint.resume_search import UNUSABLE
+
+        search = self.manager.candidates(foreign=foreign)
+        for path in search.paths:
+            try:
+                self._restore(path)
+            except UNUSABLE as e:
+                if not search.skip(path, e):
+                    raise
+                continue
+            search.resumed(path)
+            return path
+        search.exhausted(restarted=restarted)
+        return None
+
+    def _restore(self, path: str, map_location: Any = "cpu", **options: bool) -> None:
+        """Read ``path``, let the hooks see it, restore the run from it: the one route of
+        every resume (runner -> manager -> hooks -> manager -> strategy)."""
+        checkpoint = self.manager.read(path, map_location, after_val=True)
+        self._after_load(checkpoint)
+        self.manager.restore(path, checkpoint, self._trained(), **options)
+
+    def _after_load(self, checkpoint: dict[str, Any]) -> None:
         # As in mmengine: hooks see (and may edit) the checkpoint before it is restored.
         self._runner.call_hook("after_load_checkpoint", checkpoint=checkpoint)
         if "loops" not in checkpoint and "meta" in checkpoint:  # mmengine: position in meta
@@ -269,10 +292,12 @@ class RunCheckpoints:
         revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
     ) -> dict[str, Any]:
         """Load model weights from ``filename`` (optimizer and position untouched)."""
-        checkpoint = self.manager.load_weights(
-            filename, self._trained().require_model(), map_location=map_location,
-            strict=strict, revise_keys=revise_keys, before_load=self._before_load,
-        )  # fmt: skip
+        manager = self.manager
+        checkpoint = manager.read(filename, map_location)
+        self._after_load(checkpoint)
+        manager.load_weights(
+            self._trained().require_model(), checkpoint, strict=strict, revise_keys=revise_keys
+        )
         self._runner.logger.info(f"Loaded weights from {filename}")
         return checkpoint
 
@@ -284,10 +309,9 @@ class RunCheckpoints:
         map_location: str = "cpu",
     ) -> None:
         """Restore everything that moves from ``filename`` and continue from its position."""
-        self.manager.resume(
-            filename, self._trained(), resume_optimizer=resume_optimizer,
-            resume_param_scheduler=resume_param_scheduler, map_location=map_location,
-            before_load=self._before_load,
+        self._restore(
+            filename, map_location, resume_optimizer=resume_optimizer,
+            resume_param_scheduler=resume_param_scheduler,
         )  # fmt: skip
         self._note_resumed(filename)
 
@@ -335,15 +359,17 @@ class RunCheckpoints:
         metainfo = getattr(dataset, "metainfo", None)
         if metainfo is not None:  # as mmengine: its resume and the inferencers read it
             meta.setdefault("dataset_meta", metainfo)
+        manager = self.manager
         with runner.heartbeat.busy("saving a checkpoint"):  # the hang watchdog: every rank saves
-            return self.manager.save(
-                os.path.join(out_dir, filename), self._trained(), meta=meta,
+            # the one route of every save: runner -> manager (the parts) -> hooks (may edit
+            # them) -> manager -> strategy (its state and companion files)
+            extra = manager.collect(meta)
+            runner.call_hook("before_save_checkpoint", checkpoint=extra)
+            return manager.save(
+                os.path.join(out_dir, filename), self._trained(), extra,
                 save_optimizer=save_optimizer, save_param_scheduler=save_param_scheduler,
                 update_last=update_last, delete_after=delete_after, async_=async_,
-                pointers=pointers,
-                before_save=lambda extra: runner.call_hook("before_save_checkpoint",
-                                                           checkpoint=extra),
-                before_val=bool(getattr(runner.train_loop_or_none, "val_follows", False)),
+                pointers=pointers, before_val=bool(getattr(loop, "val_follows", False)),
             )  # fmt: skip
 
     def after_validation(self) -> None:

@@ -72,7 +72,7 @@ def save_and_resume(root: str) -> dict[str, Any]:
     for name in order:
         manager.register(name, parts[name], per_rank=True, shared=name == "hub")
     trained = Trained()  # the steps here keep no model: only the parts travel
-    path = manager.save(os.path.join(root, "ck.pth"), trained, meta={})
+    path = manager.save(os.path.join(root, "ck.pth"), trained, manager.collect(meta={}))
     for part in parts.values():
         part.value = None
     manager.resume(path, trained)
