@@ -25,9 +25,9 @@ from cadence.hooks.hook import Hook
 from cadence.logging import LogProcessor, MessageHub
 from cadence.loops.base_loop import BaseLoop
 from cadence.optim import OptimWrapper
+from cadence.resilience.heartbeat import Heartbeat
 from cadence.runner.paths import RunPaths
 from cadence.strategies.base import BaseStrategy
-from cadence.utils.heartbeat import Heartbeat
 from cadence.visualization import Visualizer
 
 

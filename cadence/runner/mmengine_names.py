@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from ..loops import BaseLoop
     from ..optim import OptimWrapper
     from ..registry import DefaultScope
+    from ..resilience.heartbeat import Heartbeat
     from ..strategies.base import BaseStrategy
-    from ..utils.heartbeat import Heartbeat
     from ..visualization import Visualizer
     from .environment import RunEnvironment
     from .hook_manager import HookManager

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..fileio import check_url, is_url, local_path
-from .auto_resume import AUTO
-from .work_dir_lock import WorkDirLock
+from ..resilience.auto_resume import AUTO
+from ..resilience.work_dir_lock import WorkDirLock
 
 if TYPE_CHECKING:
     from ..config import Config

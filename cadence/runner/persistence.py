@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..resilience.auto_resume import ResumePlan
 from ..version import __version__
-from .auto_resume import ResumePlan
 
 if TYPE_CHECKING:
     from torch import nn
