@@ -22,7 +22,8 @@ from torch.utils.data import DataLoader
 from cadence.config.config import Config
 from cadence.contracts import RunnerProtocol
 from cadence.hooks.hook import Hook
-from cadence.logging import LogProcessor, MessageHub
+from cadence.hooks.log_processor import LogProcessor
+from cadence.logging import MessageHub
 from cadence.loops.base_loop import BaseLoop
 from cadence.optim import OptimWrapper
 from cadence.resilience.heartbeat import Heartbeat

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..contracts import Schedulers, Trained
     from ..hooks import Hook
-    from ..logging import LogProcessor, MessageHub, MMLogger
+    from ..hooks.log_processor import LogProcessor
+    from ..logging import MessageHub, MMLogger
     from ..loops import BaseLoop
     from ..optim import OptimWrapper
     from ..registry import DefaultScope
