@@ -30,9 +30,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "structures",
         "analysis",
     ),  # fmt: skip
-    # services and contracts: logging, registries, configs, file I/O, process groups, and
-    # the runner's interface that everything above programs against
-    ("logging", "registry", "config", "fileio", "dist", "contracts"),
+    # services and contracts: logging, registries, configs, file I/O, process groups, what
+    # keeps a run going through hangs, preemption and restarts, and the runner's interface
+    # that everything above programs against
+    ("logging", "registry", "config", "fileio", "dist", "resilience", "contracts"),
     # plain helpers with no cadence dependency above them
     ("utils", "device", "version"),
 )

@@ -22,12 +22,13 @@ from torch.utils.data import DataLoader
 from cadence.config.config import Config
 from cadence.contracts import RunnerProtocol
 from cadence.hooks.hook import Hook
-from cadence.logging import LogProcessor, MessageHub
+from cadence.hooks.log_processor import LogProcessor
+from cadence.logging import MessageHub
 from cadence.loops.base_loop import BaseLoop
 from cadence.optim import OptimWrapper
+from cadence.resilience.heartbeat import Heartbeat
 from cadence.runner.paths import RunPaths
 from cadence.strategies.base import BaseStrategy
-from cadence.utils.heartbeat import Heartbeat
 from cadence.visualization import Visualizer
 
 

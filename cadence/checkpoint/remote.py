@@ -9,22 +9,21 @@ is the truth: before a resume the staging folder's index (manifests, pointers) i
 made equal to the remote one, and a checkpoint is downloaded (only what the
 cached copy lacks) and verified before it is read.
 
-The generic part (URL <-> staged path, single-file copies) is
-:mod:`cadence.fileio.staging`; this module adds what knows checkpoints.
+The generic part (URL <-> staged path, single-file copies, uploads of changed files, the
+lock of a folder being downloaded into) is :mod:`cadence.fileio.staging`; this module
+adds what knows checkpoints.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
-import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..fileio import is_url
-from ..fileio.staging import STAGING_ENV, StagingArea, stage_url, staging_root
+from ..fileio.staging import StagingArea
 from ..fileio.staging import download as _download
 from .after_val import after_val_path
 from .companions import companion_files, companion_folders
@@ -52,8 +51,6 @@ class RemoteStorage(StagingArea):
 
     def __init__(self, backend_args: Mapping[str, Any] | None = None, root: str | None = None):
         super().__init__(backend_args, root)
-        self._pushed: dict[str, tuple[int, int]] = {}
-        self._lock = threading.Lock()
 
     # ------------------------------------------------------------ upload
     def push_companions(
@@ -125,30 +122,9 @@ class RemoteStorage(StagingArea):
         scalars), leaving out checkpoints, which :meth:`push_checkpoint` uploads."""
         if self.remote(folder) is None:
             return []
-        pushed = []
-        with self._lock:
-            for path in _plain_files(folder):
-                stat = os.stat(path)
-                signature = (stat.st_size, stat.st_mtime_ns)
-                if self._pushed.get(path) == signature:
-                    continue
-                self.push_file(path)
-                self._pushed[path] = signature
-                pushed.append(path)
-        return pushed
+        return self.push_changed(_plain_files(folder))
 
     # ------------------------------------------------------------ download
-    @contextlib.contextmanager
-    def _exclusive(self, folder: str) -> Iterator[None]:
-        """One process of this machine at a time downloads into ``folder``."""
-        os.makedirs(folder, exist_ok=True)
-        with open(os.path.join(folder, ".cadence-fetch.lock"), "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
     def pull_index(self, folder: str) -> list[str]:
         """Make ``folder``'s pointers and manifests those of its remote folder: download
         them, and drop staged checkpoints the remote folder no longer has. Return the
@@ -163,7 +139,7 @@ class RemoteStorage(StagingArea):
                      if e["type"] == "file"}  # fmt: skip
         except FileNotFoundError:
             names = set()
-        with self._exclusive(folder):
+        with self.exclusive(folder):
             for name in os.listdir(folder):
                 path = os.path.join(folder, name)
                 if name.endswith(MANIFEST_SUFFIX) and name not in names:
@@ -186,7 +162,7 @@ class RemoteStorage(StagingArea):
             return
         fs, inner = self._fs(url)
         folder = os.path.dirname(os.path.abspath(path))
-        with self._exclusive(folder):
+        with self.exclusive(folder):
             try:
                 _download(fs, inner + MANIFEST_SUFFIX, manifest_path(path))
             except FileNotFoundError:  # a plain file: read unverified, with a warning
@@ -245,4 +221,4 @@ def fetch_url(url: str, backend_args: Mapping[str, Any] | None = None) -> str:
     return path
 
 
-__all__ = ["STAGING_ENV", "RemoteStorage", "fetch_url", "stage_url", "staging_root"]
+__all__ = ["RemoteStorage", "fetch_url"]

@@ -87,7 +87,7 @@ def _main(argv: Sequence[str] | None) -> int:
     from ..checkpoint import CheckpointError
     from ..config import ConfigError
     from ..registry import BuildError, RegistryError
-    from ..runner.work_dir_lock import WorkDirLockedError
+    from ..resilience.work_dir_lock import WorkDirLockedError
 
     try:
         return int(args.func(args))

@@ -129,7 +129,7 @@ MODULE_MAP: dict[str, str | None] = {
     "mmengine.runner.amp": "cadence.runner.amp",
     "mmengine.runner.base_loop": "cadence.loops.base_loop",
     "mmengine.runner.checkpoint": "cadence.runner.checkpoint",
-    "mmengine.runner.log_processor": "cadence.logging.log_processor",
+    "mmengine.runner.log_processor": "cadence.hooks.log_processor",
     "mmengine.runner.loops": "cadence.loops",
     "mmengine.runner.priority": "cadence.hooks.priority",
     "mmengine.runner.runner": "cadence.runner.runner",

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from torch.utils.data import DataLoader
 
     from ..config.config import Config
-    from ..utils.heartbeat import Heartbeat
+    from ..resilience.heartbeat import Heartbeat
 
 
 class LogProcessorView(Protocol):

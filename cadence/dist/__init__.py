@@ -2,8 +2,8 @@
 
 Everything works without an initialized process group, as one process of one.
 Process groups are set up by the strategies; ``cadence.dist.testing`` starts
-small local groups for tests. ``cadence.dist.watchdog`` ends a job whose ranks stopped
-making progress (they share it through ``cadence.dist.progress_board``).
+small local groups for tests. The hang watchdog, which ends a job whose ranks stopped
+making progress (shared outside the process group), is in ``cadence.resilience``.
 """
 
 from .collectives import (

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 import torch.distributed as torch_dist
 
-from ..utils import heartbeat
+from ..resilience import heartbeat
 from ..utils.suggest import did_you_mean
 from .utils import ProcessGroup, get_comm_device, get_rank, get_world_size
 

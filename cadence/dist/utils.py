@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import torch
 import torch.distributed as torch_dist
 
-from ..utils import heartbeat
+from ..resilience import heartbeat
 
 ProcessGroup = Any  # torch.distributed.ProcessGroup; kept loose for builds without distributed
 F = TypeVar("F", bound=Callable[..., Any])

@@ -3,17 +3,21 @@
 A run writes everything locally first, in a *staging* folder per remote folder
 (``$CADENCE_STAGING_DIR``, default ``~/.cache/cadence/staging``, one subfolder per URL,
 named ``<12 hex of the URL>-<last part>``), and uploads from there. This module maps
-URLs to staged paths and back and copies single files either way; what a checkpoint
+URLs to staged paths and back, copies single files either way, uploads the files that
+changed since their last upload and locks a folder being downloaded into; what a checkpoint
 adds (manifests, companion files, pointers, the upload order) is
 :class:`cadence.checkpoint.remote.RemoteStorage`, built on :class:`StagingArea`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .backend import filesystem, is_url
@@ -49,6 +53,8 @@ class StagingArea:
         self.backend_args = dict(backend_args or {})
         self.root = root or staging_root()
         self._urls: dict[str, str] = {}  # key -> folder URL
+        self._pushed: dict[str, tuple[int, int]] = {}  # path -> (size, mtime) last uploaded
+        self._lock = threading.Lock()
 
     # ------------------------------------------------------------ mapping
     def stage(self, url: str) -> str:
@@ -93,6 +99,21 @@ class StagingArea:
         fs, inner = self._fs(url)
         fs.put_file(source or path, inner)
 
+    def push_changed(self, paths: Sequence[str]) -> list[str]:
+        """Upload the staged files among ``paths`` whose size or modification time changed
+        since this area last uploaded them; return those uploaded."""
+        pushed = []
+        with self._lock:
+            for path in paths:
+                stat = os.stat(path)
+                signature = (stat.st_size, stat.st_mtime_ns)
+                if self._pushed.get(path) == signature:
+                    continue
+                self.push_file(path)
+                self._pushed[path] = signature
+                pushed.append(path)
+        return pushed
+
     def pull_file(self, path: str) -> bool:
         """Replace staged file ``path`` by its remote copy; False when there is none (or
         ``path`` is a plain local path)."""
@@ -105,6 +126,17 @@ class StagingArea:
         except FileNotFoundError:
             return False
         return True
+
+    @contextlib.contextmanager
+    def exclusive(self, folder: str) -> Iterator[None]:
+        """One process of this machine at a time downloads into ``folder``."""
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, ".cadence-fetch.lock"), "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def download(fs: Any, inner: str, target: str) -> None:

@@ -26,7 +26,7 @@ LAZY_EXPORTS: dict[str, str] = {
     "PreciseBNHook": ".precise_bn_hook",
     "PreemptionHook": ".preemption_hook",
     "PrepareTTAHook": ".test_time_aug_hook",
-    "TrainingPreempted": ".preempted",
+    "TrainingPreempted": "..resilience.preempted",
     "Priority": ".priority",
     "get_priority": ".priority",
     "ProfilerHook": ".profiler_hook",

@@ -370,7 +370,7 @@ class CheckpointHook(Hook):
             async_=self.async_save, delete_after=dropped, pointers=pointers,
         )  # fmt: skip
         rank = [p for _, p in kept].index(path) + 1
-        from ..logging.run_summary import short_path  # a path relative to the cwd: short lines
+        from .run_summary import short_path  # a path relative to the cwd: short lines
 
         shown = short_path(path)
         runner.logger.info(

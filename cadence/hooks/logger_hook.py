@@ -7,12 +7,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..fileio import check_url, copyfile, join_path, list_dir_or_file
-from ..logging.log_processor import mode_loop
 from ..logging.progress import ProgressBar, check_progress_mode, format_loss, wants_bar
-from ..logging.run_summary import start_lines, summary_lines
 from ..registry import HOOKS
 from ..registry.constraints import validated_by_construction
 from .hook import Hook
+from .log_processor import mode_loop
+from .run_summary import start_lines, summary_lines
 
 
 def metric_rule(name: str) -> str | None:

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 from ..optim import accumulation_pending
 from ..registry import HOOKS
 from ..registry.constraints import validated_by_construction
+from ..resilience.preempted import TrainingPreempted
+from ..resilience.signal_watch import SignalWatch
+from ..resilience.slurm_requeue import SlurmRequeue
 from .hook import Hook
-from .preempted import TrainingPreempted
-from .signal_watch import SignalWatch
-from .slurm_requeue import SlurmRequeue
 
 if TYPE_CHECKING:
     from ..contracts import RunnerProtocol
@@ -49,7 +49,7 @@ class PreemptionHook(Hook):
         requeue: under SLURM, put the job back in the queue (``scontrol requeue``,
             by rank 0) once the checkpoint is written: ``'auto'`` after SIGUSR1
             (``sbatch --signal=USR1@90``), ``True`` after any caught signal,
-            ``False`` never (see :class:`~cadence.hooks.slurm_requeue.SlurmRequeue`).
+            ``False`` never (see :class:`~cadence.resilience.slurm_requeue.SlurmRequeue`).
     """
 
     priority = "LOWEST"

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from torch.utils.data import DataLoader
 
-from ..utils.heartbeat import Heartbeat
+from ..resilience.heartbeat import Heartbeat
 
 if TYPE_CHECKING:
     from ..contracts import RunnerProtocol

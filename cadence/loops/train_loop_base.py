@@ -14,7 +14,7 @@ from torch.utils.data import DataLoader
 
 from ..dataset.loader_state import dataloader_state_dict, load_dataloader_state_dict
 from ..registry.constraints import NATURAL, POSITIVE_INT, Rule, constrain
-from ..utils.heartbeat import DATA, FORWARD, HOOK
+from ..resilience.heartbeat import DATA, FORWARD, HOOK
 from .base_loop import BaseLoop
 from .data_position import (
     DataPosition,

@@ -12,7 +12,7 @@ from torch.utils.data import DataLoader
 from ..model.base_model import parse_losses
 from ..registry import LOOPS
 from ..registry.constraints import FLAG, constrain
-from ..utils.heartbeat import DATA, EVALUATOR, FORWARD, HOOK
+from ..resilience.heartbeat import DATA, EVALUATOR, FORWARD, HOOK
 from .base_loop import BaseLoop
 from .eval_sets import prefixed, split_eval_sets
 from .val_loss import LossMeter, batch_size, loss_and_predict

@@ -131,7 +131,7 @@ INFERENCERS = _root("inferencer")
 
 VISUALIZERS = _root("visualizer", "cadence.visualization")
 VISBACKENDS = _root("vis_backend", "cadence.visualization")
-LOG_PROCESSORS = _root("log_processor", "cadence.logging")
+LOG_PROCESSORS = _root("log_processor", "cadence.hooks.log_processor")
 
 ROOT_REGISTRIES: tuple[Registry, ...] = (
     RUNNERS, RUNNER_CONSTRUCTORS, LOOPS, HOOKS, STRATEGIES,

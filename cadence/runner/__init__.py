@@ -18,7 +18,7 @@ LAZY_EXPORTS: dict[str, str] = {
     "FlexibleRunner": ".runner",
     "HookManager": ".hook_manager",
     "IterBasedTrainLoop": "..loops.train_loops",
-    "LogProcessor": "..logging.log_processor",  # at mmengine's path, mmengine.runner
+    "LogProcessor": "..hooks.log_processor",  # at mmengine's path, mmengine.runner
     "Priority": "..hooks.priority",
     "RUNNER_KEYS": ".runner",
     "Runner": ".runner",

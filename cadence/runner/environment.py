@@ -19,7 +19,8 @@ from .setup import build_visualizer, sync_timestamp
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..logging import LogProcessor, MessageHub, MMLogger
+    from ..hooks.log_processor import LogProcessor
+    from ..logging import MessageHub, MMLogger
     from ..registry import DefaultScope
     from ..visualization import Visualizer
     from .paths import RunPaths

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..hooks import Hook, get_priority
 from ..registry import HOOKS, located_copy
-from ..utils.heartbeat import HOOK, Heartbeat
+from ..resilience.heartbeat import HOOK, Heartbeat
 
 if TYPE_CHECKING:
     from ..contracts import RunnerProtocol

@@ -26,12 +26,13 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..contracts import Schedulers, Trained
     from ..hooks import Hook
-    from ..logging import LogProcessor, MessageHub, MMLogger
+    from ..hooks.log_processor import LogProcessor
+    from ..logging import MessageHub, MMLogger
     from ..loops import BaseLoop
     from ..optim import OptimWrapper
     from ..registry import DefaultScope
+    from ..resilience.heartbeat import Heartbeat
     from ..strategies.base import BaseStrategy
-    from ..utils.heartbeat import Heartbeat
     from ..visualization import Visualizer
     from .environment import RunEnvironment
     from .hook_manager import HookManager

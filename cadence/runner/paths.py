@@ -1,4 +1,4 @@
-"""The runner's path keys: local paths, or URLs staged locally (cadence.checkpoint.remote).
+"""The runner's path keys: local paths, or URLs staged locally (cadence.fileio.staging).
 
 A URL whose storage cannot be reached (unknown scheme, package not installed) is a
 config error naming the key and its origin.
@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..fileio import check_url, is_url, local_path
-from .auto_resume import AUTO
-from .work_dir_lock import WorkDirLock
+from ..resilience.auto_resume import AUTO
+from ..resilience.work_dir_lock import WorkDirLock
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -72,7 +72,7 @@ class RunPaths:
             self.work_dir = self.storage.stage(self.remote_work_dir)
         else:
             self.work_dir = os.path.abspath(local_path(work_dir))
-        from ..checkpoint.remote import stage_url
+        from ..fileio.staging import stage_url
 
         self.load_from = stage_url(self.storage, self._checkpoint(load_from))
         self.resume = stage_url(self.storage, self._checkpoint(resume))
@@ -102,7 +102,7 @@ class RunPaths:
 
     def stage(self, value: Any, backend_args: Mapping[str, Any] | None = None) -> Any:
         """``value`` with a URL replaced by its staged path (see :meth:`add_options`)."""
-        from ..checkpoint.remote import stage_url
+        from ..fileio.staging import stage_url
 
         self.add_options(backend_args)
         return stage_url(self.storage, value)

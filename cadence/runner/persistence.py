@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..resilience.auto_resume import ResumePlan
 from ..version import __version__
-from .auto_resume import ResumePlan
 
 if TYPE_CHECKING:
     from torch import nn
@@ -109,7 +109,7 @@ class RunCheckpoints:
         trained: Callable[[], Trained],
     ) -> None:
         from ..checkpoint import CheckpointManager  # with the first runner, not with its module
-        from ..checkpoint.rank_state import RngStreams
+        from .rank_state import RngStreams
 
         self._runner = runner
         self._paths = paths
@@ -140,7 +140,7 @@ class RunCheckpoints:
 
     def register_model(self, module: nn.Module) -> None:
         """Save this rank's non-parameter buffers of ``module`` (the unwrapped model)."""
-        from ..checkpoint.rank_state import RankLocalBuffers
+        from .rank_state import RankLocalBuffers
 
         self.manager.register("buffers", RankLocalBuffers(module), per_rank=True, shared=False)
 

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
         StrategyView,
         VisualizerView,
     )
-    from ..logging import LogProcessor, MessageHub
+    from ..hooks.log_processor import LogProcessor
+    from ..logging import MessageHub
     from ..loops.base_loop import BaseLoop
     from ..optim import OptimWrapper
     from ..strategies.base import BaseStrategy

@@ -57,7 +57,7 @@ class RunLoops:
         """Make ``loop`` the training loop (and its state part of every checkpoint)."""
         self.train = loop
         if loop is not None:
-            from ..checkpoint.rank_state import LoaderPlace
+            from .rank_state import LoaderPlace
 
             self._checkpoints.register("loops", _TrainPosition(loop), after_val=True)
             self._checkpoints.register("data_stream", LoaderPlace(loop), per_rank=True)

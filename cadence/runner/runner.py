@@ -21,14 +21,15 @@ from torch import nn
 
 from ..contracts import Trained
 from ..dataset.release import release_workers
-from ..hooks.preempted import TrainingPreempted
 from ..registry import RUNNERS, STRATEGIES
-from ..utils.heartbeat import Heartbeat
+from ..resilience.auto_resume import ResumePlan
+from ..resilience.hang_watch import watching_for_hangs
+from ..resilience.heartbeat import Heartbeat
+from ..resilience.preempted import TrainingPreempted
+from ..resilience.work_dir_lock import lock_for_training
 from .assemble import assemble, train_facts
-from .auto_resume import ResumePlan
 from .auto_scale import apply_auto_scale_workers, check_auto_scale_workers
 from .environment import RunEnvironment
-from .hang_watch import watching_for_hangs
 from .hook_manager import DEFAULT_HOOKS, HookManager
 from .lifecycle import register_exit_release, released_on_error
 from .mmengine_names import MMEngineNames
@@ -39,7 +40,6 @@ from .run_loops import RunLoops
 from .run_record import GitProbe, record_run_start
 from .settings import RUNNER_KEYS, TRIPLES, RunSettings
 from .setup import default_setup, save_hook_table, warn_misspelled_keys
-from .work_dir_lock import lock_for_training
 
 if TYPE_CHECKING:
     from ..config.config import Config
@@ -195,7 +195,7 @@ class Runner(MMEngineNames):
         now instead of at the first ``train``/``val``/``test``; ``env_cfg`` replaces the
         configured one when given."""
         if env_cfg is not None and not self.processes.ready:
-            from .hang_watch import hang_timeout_from
+            from ..resilience.hang_watch import hang_timeout_from
 
             hang_timeout_from(env_cfg)  # refused before it replaces the configured one
             self.settings.env_cfg = dict(env_cfg)
@@ -267,8 +267,11 @@ class Runner(MMEngineNames):
         refuse = None
         if not settings.overwrite:
             refuse = functools.partial(self.persistence.earlier_run, plan)
+        from ..checkpoint.pointer import _safe_target
+
         lock_for_training(paths.lock, processes.rank, processes.world_size,
-                          self.env.experiment_name, self.env.logger, refuse=refuse)  # fmt: skip
+                          self.env.experiment_name, self.env.logger, refuse=refuse,
+                          pointed_at=_safe_target)  # fmt: skip
         self._setup()
         loops = self.loops
         loops.build_configured("train")

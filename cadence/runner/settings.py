@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .hang_watch import hang_timeout_from
+from ..resilience.hang_watch import hang_timeout_from
 from .hook_manager import as_list
 
 #: Top-level config keys the runner reads (mmengine's Runner/FlexibleRunner keys).

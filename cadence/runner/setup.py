@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..hooks.run_summary import short_path
 from ..logging.console import DETAIL, tidy_console
-from ..logging.run_summary import short_path
 from .env_info import collect_env, format_env
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ from ..checkpoint.files import hashed_torch_save, safe_torch_load
 from ..checkpoint.weights import model_weights
 from ..model.base_model import run_train_step
 from ..registry import MODEL_WRAPPERS, OPTIM_WRAPPERS, STRATEGIES
-from ..utils import heartbeat
-from ..utils.heartbeat import BACKWARD, OPTIMIZER
+from ..resilience import heartbeat
+from ..resilience.heartbeat import BACKWARD, OPTIMIZER
 from .deepspeed_universal import load_resharded, partitions_differ, saved_world_size
 from .distributed import DistributedStrategy
 

@@ -9,7 +9,7 @@ import torch.distributed as torch_dist
 
 from ..checkpoint.companions import FileDigests, companion_digests, companion_files
 from ..checkpoint.files import verify_checkpoint
-from ..utils import heartbeat
+from ..resilience import heartbeat
 from .base import BaseStrategy
 from .launch import init_process_group
 

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 import torch.distributed as torch_dist
 
-from .elastic_store import restart_safe_store, shared_store_warning
+from ..resilience.elastic_store import restart_safe_store, shared_store_warning
 
 LAUNCHERS = ("none", "pytorch", "slurm", "mpi")
 DEFAULT_PORT = "29500"
@@ -136,7 +136,7 @@ def init_process_group(launcher: str, dist_cfg: Mapping[str, Any]) -> ProcessInf
         MASTER_ADDR=info.master_addr, MASTER_PORT=info.master_port,
     )  # fmt: skip
     cfg = dict(dist_cfg)
-    cfg.pop("hang_timeout", None)  # the runner's hang watchdog (cadence.runner.hang_watch)
+    cfg.pop("hang_timeout", None)  # the runner's hang watchdog (cadence.resilience.hang_watch)
     backend = default_backend(cfg.pop("backend", None))
     timeout = datetime.timedelta(seconds=float(cfg.pop("timeout", 1800)))
     if backend == "nccl":

@@ -12,7 +12,8 @@ from fresh_python import run_python
 from runner_toys import log_text, toy_config, train_counting
 
 from cadence.checkpoint import manifest_path, read_checkpoint
-from cadence.checkpoint.remote import RemoteStorage, staging_root
+from cadence.checkpoint.remote import RemoteStorage
+from cadence.fileio.staging import staging_root
 from cadence.runner import Runner
 
 pytestmark = pytest.mark.slow

@@ -17,8 +17,8 @@ from fresh_python import run_python
 from runner_toys import toy_config
 
 from cadence.hooks import CheckpointHook
+from cadence.resilience.work_dir_lock import EarlierRunError
 from cadence.runner import Runner
-from cadence.runner.work_dir_lock import EarlierRunError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER_TESTS = os.path.join(os.path.dirname(HERE), "runner")

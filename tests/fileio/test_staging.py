@@ -23,3 +23,27 @@ def test_a_staged_file_goes_up_and_comes_back(tmp_path):
     assert area.pull_file(path) and open(path).read() == "{}"
     assert not area.pull_file(os.path.join(run, "absent.json"))
     assert not area.pull_file(str(tmp_path / "plain.json"))  # not staged: nothing to pull
+
+
+def test_only_files_changed_since_their_last_upload_go_up_again(tmp_path):
+    area = StagingArea(root=str(tmp_path / "stage"))
+    run = area.stage("memory://cadence-staging-test/changed")
+    os.makedirs(run)
+    log, config = os.path.join(run, "run.log"), os.path.join(run, "config.py")
+    for path in (log, config):
+        with open(path, "w") as f:
+            f.write("one\n")
+    assert area.push_changed([log, config]) == [log, config]
+    assert area.push_changed([log, config]) == []  # nothing changed
+    with open(log, "a") as f:
+        f.write("two\n")
+    assert area.push_changed([log, config]) == [log]
+    os.remove(log)
+    assert area.pull_file(log) and open(log).read() == "one\ntwo\n"
+
+
+def test_downloads_into_a_folder_hold_its_lock_file(tmp_path):
+    area = StagingArea(root=str(tmp_path / "stage"))
+    folder = str(tmp_path / "stage" / "new")
+    with area.exclusive(folder):
+        assert os.path.isfile(os.path.join(folder, ".cadence-fetch.lock"))

@@ -9,8 +9,9 @@ from runner_double import StandInRunner
 
 from cadence.hooks import IterTimerHook
 from cadence.hooks import iter_timer_hook as timer_module
-from cadence.logging import LogProcessor, MessageHub
-from cadence.logging import log_processor as log_processor_module
+from cadence.hooks import log_processor as log_processor_module
+from cadence.hooks.log_processor import LogProcessor
+from cadence.logging import MessageHub
 
 
 class Clock:

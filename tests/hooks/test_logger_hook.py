@@ -10,8 +10,9 @@ import pytest
 from runner_double import StandInRunner
 
 from cadence.hooks import LoggerHook
-from cadence.logging import LogProcessor, MessageHub, get_logger
-from cadence.logging import log_processor as log_processor_module
+from cadence.hooks import log_processor as log_processor_module
+from cadence.hooks.log_processor import LogProcessor
+from cadence.logging import MessageHub, get_logger
 from cadence.logging import progress as progress_module
 
 

@@ -46,8 +46,8 @@ def test_the_summary_takes_each_metrics_best_by_its_own_rule():
     from types import SimpleNamespace
 
     from cadence.hooks.logger_hook import metric_rule
+    from cadence.hooks.run_summary import _metric_rows
     from cadence.logging import MessageHub
-    from cadence.logging.run_summary import _metric_rows
 
     hub = MessageHub(f"summary-{uuid.uuid4().hex[:8]}")
     for acc, loss in ((50.0, 2.0), (70.0, 1.0), (60.0, 1.5)):

@@ -30,8 +30,8 @@ from cadence.dataset.multigrid import split_index
 from cadence.hooks import Hook
 from cadence.loops import BaseLoop
 from cadence.registry import DATASETS, MODELS
+from cadence.resilience.heartbeat import HOOK
 from cadence.runner import Runner
-from cadence.utils.heartbeat import HOOK
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,8 @@ from cadence import loops
 from cadence.config import Config, ConfigAssertionError
 from cadence.evaluator import Evaluator
 from cadence.hooks import Hook
-from cadence.logging import LogProcessor, MessageHub
+from cadence.hooks.log_processor import LogProcessor
+from cadence.logging import MessageHub
 from cadence.loops import EpochBasedTrainLoop, IterBasedTrainLoop, ValLoop
 from cadence.optim import OptimWrapper
 from cadence.registry import MODEL_WRAPPERS, RUNNERS

@@ -12,8 +12,8 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from ...registry import MODEL_WRAPPERS
-from ...utils import heartbeat
-from ...utils.heartbeat import GRADIENT_SYNC
+from ...resilience import heartbeat
+from ...resilience.heartbeat import GRADIENT_SYNC
 from ..base_model import run_train_step
 
 

@@ -11,8 +11,9 @@ import torch
 from torch import Tensor, nn
 
 from ...registry import OPTIM_WRAPPERS
-from ...utils import did_you_mean, heartbeat
-from ...utils.heartbeat import BACKWARD, OPTIMIZER
+from ...resilience import heartbeat
+from ...resilience.heartbeat import BACKWARD, OPTIMIZER
+from ...utils import did_you_mean
 from .optimizer_wrapper import OptimWrapper
 
 _DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}

@@ -12,8 +12,8 @@ from torch import Tensor, nn
 from torch.optim import Optimizer
 
 from ...registry import OPTIM_WRAPPERS
-from ...utils import heartbeat
-from ...utils.heartbeat import BACKWARD, FORWARD, OPTIMIZER
+from ...resilience import heartbeat
+from ...resilience.heartbeat import BACKWARD, FORWARD, OPTIMIZER
 from .base import BaseOptimWrapper
 from .clip import GradClipper
 

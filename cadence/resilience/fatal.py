@@ -16,7 +16,7 @@ import tempfile
 import threading
 from typing import NoReturn
 
-from .exit_codes import report
+from ..utils.exit_codes import report
 
 
 def python_stacks() -> str:

@@ -8,9 +8,9 @@ import pytest
 import torch
 from runner_double import StandInRunner
 
-from cadence.logging import HistoryBuffer, LogProcessor, MessageHub
-from cadence.logging import log_processor as log_processor_module
-from cadence.logging.log_processor import fit_pieces
+from cadence.hooks import log_processor as log_processor_module
+from cadence.hooks.log_processor import LogProcessor, fit_pieces
+from cadence.logging import HistoryBuffer, MessageHub
 from cadence.registry import LOG_PROCESSORS
 
 
@@ -283,10 +283,9 @@ def test_bad_mode_and_registration():
 
 
 def test_log_processor_is_importable_at_mmengines_runner_path():
-    from cadence.logging import LogProcessor as FromLogging
     from cadence.runner import LogProcessor as FromRunner
 
-    assert FromRunner is FromLogging
+    assert FromRunner is LogProcessor
 
 
 def test_lines_fit_the_width_by_leaving_out_the_least_useful_items():
@@ -344,7 +343,7 @@ def test_several_loss_terms_are_all_printed_and_throughput_is_logged():
 
 
 def test_epoch_lines_drop_timings_then_wrap_one_named_set_a_line():
-    from cadence.logging.log_processor import fit_items
+    from cadence.hooks.log_processor import fit_items
 
     head = "Epoch(val) [1][1/1]  "
     items = ["clean/acc: 69.4444", "clean/loss: 1.1078", "noisy/acc: 44.8468",
@@ -358,7 +357,7 @@ def test_epoch_lines_drop_timings_then_wrap_one_named_set_a_line():
 
 
 def test_a_lone_loss_term_is_printed_once_per_set():
-    from cadence.logging.log_processor import _lone_loss_terms
+    from cadence.hooks.log_processor import _lone_loss_terms
 
     tag = {"a/loss": 1.0, "a/loss_cls": 1.0, "b/loss": 2.0, "b/loss_cls": 1.5, "b/loss_box": 0.5}
     assert _lone_loss_terms(tag) == ["a/loss_cls"]

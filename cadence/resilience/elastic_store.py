@@ -24,7 +24,7 @@ from collections.abc import Mapping
 
 import torch.distributed as torch_dist
 
-from ..utils.cluster import current_attempt
+from .cluster import current_attempt
 
 #: the environment variable that gives each rendezvous round a store of its own
 DISABLE_SHARING = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"

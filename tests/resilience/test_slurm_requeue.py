@@ -14,8 +14,8 @@ import torch
 from hook_toys import Line, Ramp, SignalAt, fake_scontrol, make_runner
 
 from cadence.hooks import PreemptionHook
-from cadence.hooks.slurm_requeue import SlurmRequeue
 from cadence.registry import DATASETS, MODELS
+from cadence.resilience.slurm_requeue import SlurmRequeue
 
 LAUNCH_VARIABLES = ("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_RESTART_COUNT",
                     "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT")  # fmt: skip

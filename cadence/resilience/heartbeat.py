@@ -7,7 +7,7 @@ constants below): the loops and the hook manager for the hooks (and the function
 of the hook that runs, in :attr:`Heartbeat.hook`) and the forward pass, the
 optimizer wrapper for the backward pass and the optimizer step, DDP's wrapper for
 the end of the local backward pass. Each mark is an attribute write: no call, no
-lock, no allocation. The watchdog (:mod:`cadence.dist.watchdog`) reads
+lock, no allocation. The watchdog (:mod:`cadence.resilience.watchdog`) reads
 the heartbeat from its thread every few seconds, and compares the ranks by
 :meth:`Heartbeat.order` (steps, then the phase within the step, then the hook).
 The training loop, whose steps are the shortest, marks them only while a watchdog

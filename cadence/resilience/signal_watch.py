@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from ..utils.exit_codes import signal_code
-from ..utils.fatal import exit_now
+from .fatal import exit_now
 
 _STOP = 0  # no signal has number 0: the byte that tells the thread to end
 

@@ -13,8 +13,8 @@ import sys
 import pytest
 from runner_toys import log_text, toy_config
 
+from cadence.resilience.work_dir_lock import LOCK_NAME, WorkDirLockedError
 from cadence.runner import Runner
-from cadence.runner.work_dir_lock import LOCK_NAME, WorkDirLockedError
 
 
 def cfg(work_dir, **overrides):
@@ -115,8 +115,8 @@ def test_cadence_train_exits_2_with_one_paragraph(tmp_path, live_process, capsys
 def test_a_restarted_job_takes_over_its_previous_attempts_lock_on_another_host(tmp_path):
     """A requeued SLURM job (or a torchrun restart) may put rank 0 on another machine: the
     lock of the same job's earlier attempt is taken over; any other holder there is not."""
-    from cadence.runner.work_dir_lock import WorkDirLock
-    from cadence.utils.cluster import Attempt
+    from cadence.resilience.cluster import Attempt
+    from cadence.resilience.work_dir_lock import WorkDirLock
 
     def attempt(job: str, restarts: int) -> Attempt:
         return Attempt({"SLURM_RESTART_COUNT": restarts}, {"SLURM_RESTART_COUNT": job})
@@ -160,7 +160,7 @@ def _train_thrice(work_dir: str) -> list[str]:
     0 on rank 0: torchrun counts per machine); what each ended with."""
     from runner_toys import register_toys
 
-    from cadence.runner.work_dir_lock import EarlierRunError
+    from cadence.resilience.work_dir_lock import EarlierRunError
 
     register_toys()
     ends = []

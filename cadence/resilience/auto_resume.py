@@ -4,7 +4,7 @@ A launcher that starts a failed or preempted job again (``torchrun --max-restart
 a requeued SLURM job) does not change the command line, so a job started without
 ``--resume`` would start over and overwrite its checkpoints. Auto-resume closes that
 gap; it is on for ``resume='auto'`` and whenever a launcher's restart count is above 0
-(:func:`cadence.utils.cluster.current_attempt`; the ranks agree, so that a machine whose
+(:func:`cadence.resilience.cluster.current_attempt`; the ranks agree, so that a machine whose
 torchrun agent did not count the restart resumes too):
 
 * the newest verified checkpoint of the work dir wins (exactly what ``resume=True``
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..utils.cluster import Attempt, current_attempt
+from .cluster import Attempt, current_attempt
 
 AUTO = "auto"
 

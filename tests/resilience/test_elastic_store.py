@@ -8,7 +8,7 @@ import datetime
 import torch.distributed as dist
 
 from cadence.dist.testing import free_port
-from cadence.strategies.elastic_store import restart_safe_store, shared_store_warning
+from cadence.resilience.elastic_store import restart_safe_store, shared_store_warning
 
 TIMEOUT = datetime.timedelta(seconds=10)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from runner_toys import log_text, toy_config, train_counting
 
-from cadence.runner.auto_resume import ResumePlan
-from cadence.utils.cluster import Attempt, current_attempt
+from cadence.resilience.auto_resume import ResumePlan
+from cadence.resilience.cluster import Attempt, current_attempt
 
 LAUNCH_VARIABLES = ("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_RESTART_COUNT",
                     "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT")  # fmt: skip

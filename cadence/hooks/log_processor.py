@@ -17,12 +17,12 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..logging.console import LogLine
+from ..logging.fitting import fit_items, fit_pieces
+from ..logging.history_buffer import HistoryBuffer, resolve_tensors
+from ..logging.throughput import samples_per_second, step_rates
 from ..registry import LOG_PROCESSORS
 from ..utils.suggest import did_you_mean
-from .console import LogLine
-from .fitting import fit_items, fit_pieces
-from .history_buffer import HistoryBuffer, resolve_tensors
-from .throughput import samples_per_second, step_rates
 
 if TYPE_CHECKING:
     from ..contracts import LoopView, RunnerProtocol

@@ -1,8 +1,8 @@
 """The runner's side of the hang watchdog: the ``hang_timeout`` setting and its lifetime.
 
 ``env_cfg.dist_cfg.hang_timeout`` (seconds) ends a job in which no rank made
-progress for that long (:mod:`cadence.dist.watchdog`). With several processes
-it defaults to :data:`~cadence.dist.watchdog.DEFAULT_HANG_TIMEOUT` (600 s); one
+progress for that long (:mod:`cadence.resilience.watchdog`). With several processes
+it defaults to :data:`~cadence.resilience.watchdog.DEFAULT_HANG_TIMEOUT` (600 s); one
 process is watched only when the config sets it; 0 turns it off. The watchdog
 runs while a loop runs (``train()``, ``val()``, ``test()``), and stops before the
 runner goes on, so that no thread outlives the loop.
@@ -16,8 +16,8 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..dist.progress_board import ProgressBoard, open_board
-from ..dist.watchdog import DEFAULT_HANG_TIMEOUT, HangWatchdog
+from .progress_board import ProgressBoard, open_board
+from .watchdog import DEFAULT_HANG_TIMEOUT, HangWatchdog
 
 if TYPE_CHECKING:
     from ..contracts import RunnerProtocol

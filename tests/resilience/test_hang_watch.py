@@ -1,7 +1,7 @@
 """The hang watchdog's setting, its lifetime, and no false alarm in long saves and validation.
 
 The report itself (several ranks, one stuck) is tested under torchrun in
-``tests/dist/test_hang_watchdog.py``.
+``tests/resilience/test_hang_watchdog.py``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from runner_toys import toy_config
 
 from cadence.hooks import Hook
+from cadence.resilience.hang_watch import effective_hang_timeout, hang_timeout_from
 from cadence.runner import Runner
-from cadence.runner.hang_watch import effective_hang_timeout, hang_timeout_from
 
 WATCHDOG = "cadence-hang-watchdog"
 

@@ -4,10 +4,10 @@ A rank stuck in a blocked collective or a dataloader deadlock otherwise waits
 for the process group's timeout (30 minutes by default) and then fails naming
 neither the rank nor the iteration. :class:`HangWatchdog` is a daemon thread
 per rank. Every ``interval`` seconds it reads the run's
-:class:`~cadence.utils.heartbeat.Heartbeat` (which the loops bump at each step
+:class:`~cadence.resilience.heartbeat.Heartbeat` (which the loops bump at each step
 boundary, and where the phase of the step is marked: fetching data, a hook,
 forward, backward, optimizer step...) and posts it to a
-:class:`~cadence.dist.progress_board.ProgressBoard` shared by the ranks outside
+:class:`~cadence.resilience.progress_board.ProgressBoard` shared by the ranks outside
 the process group. When for ``timeout`` seconds no rank progressed (or, while
 every rank is busy in a long section such as a checkpoint save, for
 :data:`BUSY_FACTOR` times that), every rank writes to stderr and the log which
@@ -27,8 +27,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from ..utils.exit_codes import ExitCode, report
-from ..utils.fatal import python_stacks, say
-from ..utils.heartbeat import Heartbeat
+from .fatal import python_stacks, say
+from .heartbeat import Heartbeat
 from .progress_board import Entry, LocalBoard, ProgressBoard
 
 #: The exit code of a process the hang watchdog ends (distinct from errors, 1, usage
@@ -254,5 +254,5 @@ def _ranks(ranks: Sequence[int]) -> str:
     return f"rank {text}" if len(ranks) == 1 else f"ranks {text}"
 
 
-__all__ = ["BUSY_FACTOR", "DEFAULT_HANG_TIMEOUT", "HANG_EXIT_CODE", "HangWatchdog", "describe_ranks",
-           "poll_interval"]  # fmt: skip
+__all__ = ["BUSY_FACTOR", "DEFAULT_HANG_TIMEOUT", "HANG_EXIT_CODE", "HangWatchdog",
+           "describe_ranks", "poll_interval"]  # fmt: skip

@@ -8,8 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from cadence.hooks import Hook
-from cadence.runner.hook_manager import HookManager
-from cadence.utils.heartbeat import (
+from cadence.resilience.heartbeat import (
     BACKWARD,
     DATA,
     EVALUATOR,
@@ -19,6 +18,7 @@ from cadence.utils.heartbeat import (
     OPTIMIZER,
     Heartbeat,
 )
+from cadence.runner.hook_manager import HookManager
 
 
 class First(Hook):

@@ -14,8 +14,9 @@ def _log_after_iter() -> dict:
     import torch.distributed as dist
     from runner_double import StandInRunner
 
-    from cadence.logging import LogProcessor, MessageHub
-    from cadence.logging import log_processor as module
+    from cadence.hooks import log_processor as module
+    from cadence.hooks.log_processor import LogProcessor
+    from cadence.logging import MessageHub
 
     module._max_cuda_memory_mb = lambda runner: None
     rank, world_size = dist.get_rank(), dist.get_world_size()

@@ -16,10 +16,10 @@ import pytest
 import torch.distributed as torch_dist
 from signal_runs import Job, cadence, record, write_config
 
-from cadence.dist.progress_board import FileBoard, LocalBoard, ProgressBoard, StoreBoard
 from cadence.dist.testing import free_port
-from cadence.dist.watchdog import HangWatchdog, describe_ranks
-from cadence.utils.heartbeat import Heartbeat
+from cadence.resilience.heartbeat import Heartbeat
+from cadence.resilience.progress_board import FileBoard, LocalBoard, ProgressBoard, StoreBoard
+from cadence.resilience.watchdog import HangWatchdog, describe_ranks
 
 
 @pytest.mark.dist

@@ -10,7 +10,7 @@ the lock. With several processes rank 0 holds it for all.
 
 A job that a launcher restarted (``torchrun --max-restarts``, a requeued SLURM job)
 finds the lock of its previous attempt, whose rank 0 may have run on another host:
-the lock records the attempt (:func:`cadence.utils.cluster.current_attempt`), and an
+the lock records the attempt (:func:`cadence.resilience.cluster.current_attempt`), and an
 earlier attempt of the same job is taken over wherever it ran (the launcher ends an
 attempt before it starts the next).
 """
@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..utils.cluster import Attempt, current_attempt
+from .cluster import Attempt, current_attempt
 
 LOCK_NAME = ".cadence.lock"
 #: Temporary files a killed save leaves behind (removed once the lock is held).
@@ -156,9 +156,11 @@ def lock_for_training(
     run: str | None,
     logger: Any,
     refuse: Callable[[], str | None] | None = None,
+    pointed_at: Callable[[str], str | None] | None = None,
 ) -> None:
-    """Rank 0 takes ``lock``, clears temporary files of killed saves and asks ``refuse``
-    whether the run may write there (a reason not to, or None); every rank raises
+    """Rank 0 takes ``lock``, clears temporary files of killed saves (in the work dir and
+    in the folder of the checkpoint that ``pointed_at(work_dir)`` names, if any) and asks
+    ``refuse`` whether the run may write there (a reason not to, or None); every rank raises
     :class:`WorkDirLockedError` if another run holds the lock, :class:`EarlierRunError`
     (the lock given back) for a refusal (a collective)."""
     message: tuple[bool, str] | None = None
@@ -170,9 +172,7 @@ def lock_for_training(
         else:
             if warning:
                 logger.warning(warning)
-            from ..checkpoint.pointer import _safe_target
-
-            target = _safe_target(lock.work_dir)
+            target = pointed_at(lock.work_dir) if pointed_at is not None else None
             folders = [lock.work_dir] + ([os.path.dirname(target)] if target else [])
             for path in lock.remove_temporary_files(folders):
                 logger.warning(f"Removed {path}, left by a save that was killed")

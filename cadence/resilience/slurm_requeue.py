@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..utils.cluster import RequeueError, requeue_slurm_job, slurm_job_id
+from .cluster import RequeueError, requeue_slurm_job, slurm_job_id
 
 REQUEUE_MODES = ("auto", True, False)
 

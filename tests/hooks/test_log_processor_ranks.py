@@ -35,8 +35,9 @@ def _log_with_counted_collectives() -> dict:
     from runner_double import StandInRunner
 
     from cadence.hooks import LoggerHook
-    from cadence.logging import LogProcessor, MessageHub
-    from cadence.logging import log_processor as module
+    from cadence.hooks import log_processor as module
+    from cadence.hooks.log_processor import LogProcessor
+    from cadence.logging import MessageHub
 
     module._max_cuda_memory_mb = lambda runner: None
     rank, world = dist.get_rank(), dist.get_world_size()
