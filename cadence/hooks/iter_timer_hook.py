@@ -90,7 +90,10 @@ class IterTimerHook(Hook):
             self._writers(runner.message_hub)
         self._write_data_time(waited)  # type: ignore[misc]
         if not self._flops.done:
-            self._flops.start(type(runner.strategy).__name__, runner.compiled)
+            strategy = runner.strategy
+            self._flops.start(
+                type(strategy).__name__, runner.compiled, strategy.unwrap(runner.model)
+            )
 
     def after_train_iter(
         self, runner: RunnerProtocol, batch_idx: int, data_batch: Any = None, outputs: Any = None

@@ -1,10 +1,11 @@
 """Model FLOPs of a training step, counted once, and the devices' peak for MFU.
 
-:class:`~cadence.hooks.IterTimerHook` counts the first training step of a run under
-``torch.utils.flop_counter.FlopCounterMode`` (matrix products and convolutions,
-forward and backward; the step itself runs as usual) and records the count as the
-runtime info ``flops_per_step``; the log processor turns it into achieved TFLOP/s per
-process and, where the device's peak is known, model FLOPs utilisation (MFU).
+:class:`~cadence.hooks.IterTimerHook` counts the forward pass of a run's first training
+step under ``torch.utils.flop_counter.FlopCounterMode`` (matrix products and
+convolutions), takes three times that for the step (:data:`STEP_PER_FORWARD`) and
+records it as the runtime info ``flops_per_step``; the log processor turns it into
+achieved TFLOP/s per process and, where the device's peak is known, model FLOPs
+utilisation (MFU).
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ PEAK_FLOPS: tuple[tuple[str, float], ...] = (
     ("V100", 125e12), ("T4", 65e12),
 )  # fmt: skip
 PEAK_ENV = "CADENCE_PEAK_FLOPS"
+#: A training step's FLOPs per forward FLOP: the backward pass of a matrix product or a
+#: convolution takes twice its forward (the input's and the weight's gradients), the
+#: convention of model FLOPs utilisation.
+STEP_PER_FORWARD = 3
 #: Strategies whose step the counter sees whole (sharded ones run ops on DTensors or in
 #: DeepSpeed's engine, which the counter does not attribute reliably).
 COUNTED_STRATEGIES = ("SingleDeviceStrategy", "DDPStrategy")
@@ -42,29 +47,52 @@ def peak_flops(device: Any) -> float | None:
 
 
 class StepFlopCounter:
-    """Counts the FLOPs of the code between :meth:`start` and :meth:`stop`, once."""
+    """Counts the FLOPs of one training step, once: the model's forward pass under
+    ``FlopCounterMode``, times :data:`STEP_PER_FORWARD`.
+
+    Only the forward runs under the counter: a backward pass under a Python dispatch mode
+    takes other kernels (its gradients differ in the last bits from the same step
+    uncounted), and counting must not change a run's numbers.
+    """
 
     def __init__(self) -> None:
         self._mode: Any = None
+        self._hooks: list[Any] = []
+        self._forward = 0
+        self._counted = False
         self.done = False
 
-    def start(self, strategy: str, compiled: bool) -> None:
-        """Count from now on if a step of this run can be counted: its strategy (by class
-        name) is one of :data:`COUNTED_STRATEGIES` and its model is not compiled;
-        otherwise never count."""
+    def start(self, strategy: str, compiled: bool, module: Any) -> None:
+        """Count the next forward pass of ``module`` (the unwrapped model) if a step of
+        this run can be counted: its strategy (by class name) is one of
+        :data:`COUNTED_STRATEGIES` and its model is not compiled; otherwise never count."""
         if strategy not in COUNTED_STRATEGIES or compiled:
             self.done = True
             return
-        from torch.utils.flop_counter import FlopCounterMode
+        self._hooks = [
+            module.register_forward_pre_hook(self._enter),
+            module.register_forward_hook(self._exit),
+        ]
 
-        self._mode = FlopCounterMode(display=False)
-        self._mode.__enter__()
+    def _enter(self, module: Any, args: Any) -> None:
+        if self._mode is None and not self._counted:
+            from torch.utils.flop_counter import FlopCounterMode
+
+            self._mode = FlopCounterMode(display=False)
+            self._mode.__enter__()
+
+    def _exit(self, module: Any, args: Any, output: Any) -> None:
+        mode, self._mode = self._mode, None
+        if mode is not None:
+            mode.__exit__(None, None, None)
+            self._forward, self._counted = int(mode.get_total_flops()), True
 
     def stop(self) -> int | None:
-        """Stop counting; the FLOPs counted (None when nothing was being counted)."""
-        mode, self._mode = self._mode, None
-        if mode is None:
-            return None
-        mode.__exit__(None, None, None)
+        """Stop counting; the step's FLOPs (None when no forward pass was counted)."""
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks = []
+        self._exit(None, None, None)  # a forward pass that raised
         self.done = True
-        return int(mode.get_total_flops())
+        counted, self._counted = self._counted, False
+        return STEP_PER_FORWARD * self._forward if counted else None
