@@ -11,6 +11,7 @@ differs (docs/running_on_a_cluster.md, "Changing the number of processes").
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import warnings
@@ -219,6 +220,44 @@ def iterate(dataloader: DataLoader, keep_rng: bool) -> Iterator[Any]:
         return iter(dataloader)
     finally:
         torch.set_rng_state(state)
+
+
+class BaseSeedDraw:
+    """The base seed a DataLoader iterator draws from torch's RNG (or the loader's
+    ``generator``) when it is built, drawn ahead: :meth:`of` makes the draw now and
+    :meth:`replayed` lets an iterator built later draw the same seed, leaving the RNG
+    as it is then. (mmengine's iteration-based loop builds its iterator, and so draws,
+    when the loop is built.)"""
+
+    def __init__(self, generator: torch.Generator | None) -> None:
+        self._generator = generator
+        self._state = generator.get_state() if generator is not None else torch.get_rng_state()
+        torch.empty((), dtype=torch.int64).random_(generator=generator)  # what iter() draws
+
+    @classmethod
+    def of(cls, dataloader: Any) -> BaseSeedDraw | None:
+        """The draw of ``dataloader``'s next iterator, made now (None for a loader that is
+        not a torch DataLoader: nothing is known of what it draws)."""
+        if not isinstance(dataloader, DataLoader):
+            return None
+        return cls(dataloader.generator)
+
+    @contextlib.contextmanager
+    def replayed(self) -> Iterator[None]:
+        """Inside, the RNG the seed came from is where it was at the draw; after, as before."""
+        generator = self._generator
+        now = generator.get_state() if generator is not None else torch.get_rng_state()
+        if generator is not None:
+            generator.set_state(self._state)
+        else:
+            torch.set_rng_state(self._state)
+        try:
+            yield
+        finally:
+            if generator is not None:
+                generator.set_state(now)
+            else:
+                torch.set_rng_state(now)
 
 
 class EndlessIterator:

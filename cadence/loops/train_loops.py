@@ -22,6 +22,7 @@ from ..dataset.loader_state import index_sampler
 from ..registry import LOOPS
 from ..registry.constraints import POSITIVE_INT, constrain
 from .data_position import (
+    BaseSeedDraw,
     DataPosition,
     EndlessIterator,
     Layout,
@@ -164,6 +165,11 @@ class IterBasedTrainLoop(_TrainLoop):
             self._epoch_length = None
         self._resumed: DataPosition | None = None  # where a resumed run's data continues
         self._endless: EndlessIterator | None = None  # the batches, once training runs
+        # mmengine's loop builds its data iterator here, which draws the DataLoader's base
+        # seed now, before the model's weights are initialised: the same draw is made now
+        # (no workers start yet), and a run that starts at the beginning builds its
+        # iterator with it, so its weights and batches are those of mmengine's run.
+        self._seed_draw = BaseSeedDraw.of(self.dataloader)
 
     @property
     def max_epochs(self) -> int:
@@ -252,6 +258,11 @@ class IterBasedTrainLoop(_TrainLoop):
         step = self._layout.global_batch
         if self._resumed is not None and step:
             position, within = self._resumed, self._resumed.samples // step
+        draw, self._seed_draw = self._seed_draw, None
+        if draw is not None and position == DataPosition(0, 0) and not within:
+            with draw.replayed():  # a run from the beginning: the base seed drawn above
+                self._endless = EndlessIterator(self.dataloader, position)
+            return iter(self._endless)
         keep_rng = self._keep_rng(mid_epoch=within > 0 or position.samples > 0)
         endless = self._endless = EndlessIterator(self.dataloader, position, within, keep_rng)
         batches = iter(endless)

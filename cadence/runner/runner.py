@@ -273,6 +273,10 @@ class Runner(MMEngineNames):
                           self.env.experiment_name, self.env.logger, refuse=refuse,
                           pointed_at=_safe_target)  # fmt: skip
         self._setup()
+        # the model first, as mmengine builds it with the runner: its parameters' initial
+        # draws come before those of anything the loops build (an iteration-based loop's
+        # data iterator draws its base seed when it is made)
+        self.prepare(train=False)
         loops = self.loops
         loops.build_configured("train")
         if loops.configured("val") and loops.val is None:
