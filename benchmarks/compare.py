@@ -51,6 +51,7 @@ ON_REQUEST: dict[str, list[str]] = {
     "mmengine_coverage": [],
     "openmmlab_speed": ["--rounds", "3"],
     "openmmlab_configs": [],
+    "openmmlab_parity": [],
 }
 
 

@@ -9,6 +9,7 @@ function that raises, naming the op. Import it (``custom_imports``) before ``mmc
 
 from __future__ import annotations
 
+import importlib.machinery
 import sys
 import types
 from collections.abc import Callable
@@ -41,6 +42,8 @@ def _getattr(name: str) -> Any:
 
 if NAME not in sys.modules:
     _ext = types.ModuleType(NAME, __doc__)
+    # found as a compiled mmcv's would be (mmengine's mmcv_full_available asks for its loader)
+    _ext.__spec__ = importlib.machinery.ModuleSpec(NAME, None)
     _ext.nms = _nms  # type: ignore[attr-defined]
     _ext.__getattr__ = _getattr  # type: ignore[method-assign]
     sys.modules[NAME] = _ext
