@@ -15,7 +15,7 @@ Prints interleaved medians (with min-max) of:
     resuming at iteration 100,000 versus at iteration 10 (same mid-epoch
     position, a later epoch); target ratio <= 1.1 (no replay);
 (d) the verification of the saved checkpoint before a resume reads it (its
-    manifest's SHA-256 against the bytes) versus reading the file once.
+    manifest's digest against the bytes) versus reading the file once.
 
 The figures go to ``benchmarks/results/checkpoint_io.json`` (per-rep ratios, so
 their spread is the rounds' own).

@@ -7,7 +7,7 @@ A checkpoint taken in the after-hooks of a step or epoch that a validation follo
 validation changes (best checkpoint, early stopping, plateau schedulers, the message
 hub's validation scalars) is as in the uninterrupted run. Once that validation has
 finished, the manager writes ``<checkpoint>.after_val`` beside it: the parts that a
-validation changes, as they are after it, and the SHA-256 of the checkpoint file it
+validation changes, as they are after it, and the digest of the checkpoint file it
 belongs to. A resume from the checkpoint that finds it (verified against its own
 manifest, bound to this very checkpoint file, read weights-only) takes those states
 instead and does not validate again; without it (killed before or during the

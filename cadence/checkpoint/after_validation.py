@@ -15,6 +15,7 @@ from .after_val import BINDING_KEY, after_val_path
 from .files import (
     CheckpointError,
     atomic_torch_save,
+    checkpoint_digest,
     manifest_path,
     read_manifest,
     remove_after_val,
@@ -65,16 +66,16 @@ class AfterValidation:
     def __init__(self, manager: Manager) -> None:
         self._manager = manager
         self._awaiting: list[_Awaiting] = []  # saved before the validation now under way
-        self._digests: dict[str, str] = {}  # their files' SHA-256, once written (rank 0)
+        self._digests: dict[str, str] = {}  # their files' digests, once written (rank 0)
 
     # ------------------------------------------------------------ saving
     def expect(self, path: str, durable: bool, *, background: bool) -> None:
         """Checkpoint ``path`` precedes a validation: its file is due after it."""
         self._awaiting.append(_Awaiting(path, durable, background))
 
-    def written(self, path: str, sha256: str) -> None:
-        """Checkpoint ``path`` is written, with this SHA-256 (rank 0)."""
-        self._digests[path] = sha256
+    def written(self, path: str, digest: str) -> None:
+        """Checkpoint ``path`` is written, with this digest (its manifest's; rank 0)."""
+        self._digests[path] = digest
 
     def await_resumed(self, path: str) -> None:
         """``path`` was resumed from before the validation that followed it had run: its
@@ -84,11 +85,11 @@ class AfterValidation:
         durable = storage is None or storage.remote(path) is None
         if manager.steps.rank == 0:
             try:
-                sha256 = (read_manifest(path) or {}).get("sha256")
+                digest = checkpoint_digest(read_manifest(path))
             except CheckpointError:
-                sha256 = None
-            if sha256 is not None:
-                self._digests[path] = str(sha256)
+                digest = None
+            if digest is not None:
+                self._digests[path] = digest
         self.expect(path, durable, background=False)
 
     def write_due(self) -> None:
@@ -108,15 +109,15 @@ class AfterValidation:
                 self._write(entry, state)
 
     def _write(self, entry: _Awaiting, state: dict[str, Any]) -> None:
-        """Write the file of ``entry``'s checkpoint, bound to its file's SHA-256, with its
+        """Write the file of ``entry``'s checkpoint, bound to its file's digest, with its
         manifest (and upload both). A failure costs only the validation a resume then
         runs again: it is logged, not raised."""
         manager = self._manager
         path, after = entry.path, after_val_path(entry.path)
-        sha256 = self._digests.pop(path, None)
-        if sha256 is None:  # the checkpoint was not written
+        digest = self._digests.pop(path, None)
+        if digest is None:  # the checkpoint was not written
             return
-        state["meta"] = {BINDING_KEY: {"file": os.path.basename(path), "sha256": sha256}}
+        state["meta"] = {BINDING_KEY: {"file": os.path.basename(path), "digest": digest}}
         upload = None if entry.durable else functools.partial(manager.upload, after)
         try:
             atomic_torch_save(state, after, durable=entry.durable, upload=upload)
@@ -178,13 +179,15 @@ def _bound_state(
     otherwise :class:`CheckpointError` saying why."""
     if found is None:
         raise CheckpointError(f"'{after}' has no manifest, so it cannot be verified")
-    expected = (info or {}).get("sha256")
+    expected = checkpoint_digest(info)
     if expected is None:
         raise CheckpointError("its checkpoint has no manifest to tie it to")
     state = safe_torch_load(after, map_location)
     meta = state.pop("meta", None) if isinstance(state, dict) else None
     binding = meta.get(BINDING_KEY) if isinstance(meta, Mapping) else None
-    if not isinstance(binding, Mapping) or binding.get("sha256") != expected:
+    # files written before manifests named their algorithm bound the SHA-256 as "sha256"
+    bound = binding.get("digest", binding.get("sha256")) if isinstance(binding, Mapping) else None
+    if bound != expected:
         raise CheckpointError(
             "it belongs to another file of that name (not the checkpoint there now)"
         )

@@ -18,9 +18,10 @@ import shutil
 from collections.abc import Sequence
 from typing import Any
 
-from .digest import file_sha256
+from .digest import file_digest
 
-#: ``{path relative to the checkpoint's folder: {"size": bytes, "sha256": hex}}``
+#: ``{path relative to the checkpoint's folder: {"size": bytes, "digest": hex}}`` (hashed
+#: with :data:`~.digest.DEFAULT`, the algorithm the manifest names)
 FileDigests = dict[str, dict[str, Any]]
 STAGING_SUFFIX = ".saving"
 
@@ -51,12 +52,12 @@ def companion_files(filename: str) -> list[str]:
 
 
 def companion_digests(filename: str, paths: Sequence[str] | None = None) -> FileDigests:
-    """Size and SHA-256 of the companion files ``paths`` (default: all of them)."""
+    """Size and digest of the companion files ``paths`` (default: all of them)."""
     directory = os.path.dirname(os.path.abspath(filename))
     digests: FileDigests = {}
     for relative in companion_files(filename) if paths is None else paths:
-        sha256, size = file_sha256(os.path.join(directory, relative))
-        digests[relative] = {"size": size, "sha256": sha256}
+        digest, size = file_digest(os.path.join(directory, relative))
+        digests[relative] = {"size": size, "digest": digest}
     return digests
 
 

@@ -75,7 +75,7 @@ def load_metadata(stream: Any, source: str) -> Metadata:
 
 class _HashingFileSystem(FileSystem):
     """DCP's local file system, hashing every file it writes while it is written;
-    ``digests``: ``{path: {"size", "sha256"}}`` by final path (after DCP's renames)."""
+    ``digests``: ``{path: {"size", "digest"}}`` by final path (after DCP's renames)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -94,7 +94,7 @@ class _HashingFileSystem(FileSystem):
             except BaseException:
                 writer.abort()
                 raise
-            self.digests[os.fspath(path)] = {"size": writer.tell(), "sha256": writer.hexdigest()}
+            self.digests[os.fspath(path)] = {"size": writer.tell(), "digest": writer.hexdigest()}
 
     def rename(self, path: str | os.PathLike[str], new_path: str | os.PathLike[str]) -> None:
         super().rename(path, new_path)
@@ -112,7 +112,7 @@ class HashingFileSystemWriter(FileSystemWriter):
 
     @property
     def digests(self) -> dict[str, dict[str, Any]]:
-        """``{path: {"size": bytes, "sha256": hex}}`` of the files this process wrote."""
+        """``{path: {"size": bytes, "digest": hex}}`` of the files this process wrote."""
         assert isinstance(self.fs, _HashingFileSystem)
         return self.fs.digests
 

@@ -2,17 +2,18 @@
 
 A checkpoint file is written under a temporary name, fsynced, renamed into
 place, and described by a small JSON manifest beside it
-(``<file>.manifest.json``: size and SHA-256 of the file and of every file in
-its companion folders, bytes per top-level key).
+(``<file>.manifest.json``: the digest algorithm, size and digest of the file and of
+every file in its companion folders, bytes per top-level key).
 
-The file's SHA-256 is computed while it is written, on a second thread that
+The file's digest is computed while it is written, on a second thread that
 reads the written bytes back behind the writer (:mod:`.digest`). Companion
 folders are written aside and swapped in with the file (:mod:`.companions`).
-Reading verifies the size and SHA-256 of every file of the checkpoint before
+Reading verifies the size and digest of every file of the checkpoint before
 any byte of it is deserialised, then loads with
 ``torch.load(weights_only=True)``; anything wrong raises :class:`CheckpointError`.
-Manifests of version 1 (CRC-32 of the zip records, companion sizes only) are
-still verified as far as they go.
+Manifests of version 2 (SHA-256 under the key ``sha256``, no algorithm named) still
+verify; those of version 1 (CRC-32 of the zip records, companion sizes only) as far
+as they go.
 """
 
 from __future__ import annotations
@@ -42,12 +43,14 @@ from .companions import (
     staging_path,
     swap_in,
 )
-from .digest import HashingWriter, file_crc32, file_sha256
+from .digest import DEFAULT, UNNAMED, HashingWriter, file_crc32, file_digest
 from .unpickling import allowed_globals, mmengine_globals, refusal
 
 MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_FORMAT = "cadence-checkpoint"
-MANIFEST_VERSION = 2
+MANIFEST_VERSION = 3
+#: The key of a file's digest in a manifest (version 3; version 2 used ``"sha256"``).
+DIGEST_KEY = "digest"
 
 
 class CheckpointError(RuntimeError):
@@ -129,7 +132,7 @@ def _write_hashed(
 ) -> tuple[str, int]:
     """``torch.save(obj)`` into the unbuffered file ``f`` (path ``tmp``), hashed while it
     is written; then fsync (``durable``) and ``upload(tmp)`` while the hash catches up.
-    Returns the SHA-256 and the size."""
+    Returns the digest (:data:`~.digest.DEFAULT`) and the size."""
     writer = HashingWriter(f, tmp)
     try:
         if portable.wanted():  # OpenMMLab code runs here: mmengine reads it too
@@ -141,21 +144,21 @@ def _write_hashed(
             sent = pool.submit(upload, tmp) if upload is not None else None
             if durable:
                 os.fsync(f.fileno())
-            sha256 = writer.hexdigest()
+            digest = writer.hexdigest()
             if sent is not None:
                 sent.result()
     except BaseException:
         writer.abort()
         raise
-    return sha256, writer.size
+    return digest, writer.size
 
 
 def hashed_torch_save(obj: Any, filename: str) -> dict[str, Any]:
     """``torch.save(obj, filename)`` (in place, no fsync: for an engine's companion files),
-    hashed while written; returns ``{"size": bytes, "sha256": hex}``."""
+    hashed while written; returns its manifest entry ``{"size": bytes, "digest": hex}``."""
     with open(filename, "wb", buffering=0) as f:
-        sha256, size = _write_hashed(obj, f, filename, durable=False, upload=None)
-    return {"size": size, "sha256": sha256}
+        digest, size = _write_hashed(obj, f, filename, durable=False, upload=None)
+    return {"size": size, DIGEST_KEY: digest}
 
 
 def atomic_torch_save(
@@ -169,8 +172,8 @@ def atomic_torch_save(
 ) -> dict[str, Any]:
     """``torch.save`` to a temporary file, fsync, rename over ``filename``, write its manifest.
 
-    Returns the manifest (size, SHA-256, bytes per top-level key, and the size
-    and SHA-256 of every file in the companion folders). ``files`` gives those
+    Returns the manifest (size, digest, bytes per top-level key, and the size
+    and digest of every file in the companion folders). ``files`` gives those
     companion digests when the caller computed them already (ranks share the
     hashing in distributed strategies); otherwise they are computed here. A
     crash at any point leaves any earlier ``filename`` intact or replaced whole; its
@@ -188,7 +191,7 @@ def atomic_torch_save(
     fd, tmp = temp_file(directory, ".ckpt-")
     try:
         with os.fdopen(fd, "wb", buffering=0) as f:
-            sha256, size = _write_hashed(obj, f, tmp, durable, upload)
+            digest, size = _write_hashed(obj, f, tmp, durable, upload)
         if staged and files is None:
             files = companion_digests(staging_path(filename))
         if staged:
@@ -203,7 +206,7 @@ def atomic_torch_save(
             raise _disk_full(filename, obj) from e
         raise
     companion = companion_digests(filename) if files is None else dict(files)
-    info = manifest_for(filename, obj, size=size, sha256=sha256, files=companion)
+    info = manifest_for(filename, obj, size=size, digest=digest, files=companion)
     if manifest:
         write_manifest(info, filename)
     if durable:
@@ -234,16 +237,23 @@ def _disk_full(filename: str, obj: Any) -> CheckpointError:
 
 
 def manifest_for(
-    filename: str, obj: Any, *, size: int, sha256: str, files: FileDigests | None = None
+    filename: str,
+    obj: Any,
+    *,
+    size: int,
+    digest: str,
+    algorithm: str = DEFAULT,
+    files: FileDigests | None = None,
 ) -> dict[str, Any]:
     """The manifest of checkpoint ``filename`` holding ``obj`` (written as ``size`` bytes
-    with digest ``sha256``; ``files``: its companion files)."""
+    with ``digest`` by ``algorithm``; ``files``: its companion files, hashed alike)."""
     info: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "version": MANIFEST_VERSION,
         "file": os.path.basename(filename),
         "size": size,
-        "sha256": sha256,
+        "algorithm": algorithm,
+        DIGEST_KEY: digest,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
     if isinstance(obj, Mapping):
@@ -264,9 +274,28 @@ def write_manifest(info: Mapping[str, Any], filename: str) -> None:
     _write_json_atomic(info, manifest_path(filename))
 
 
+def digest_key(info: Mapping[str, Any]) -> str | None:
+    """Under which key manifest ``info`` records each file's digest: ``"digest"`` (it names
+    its ``algorithm``), ``"sha256"`` (version 2), or ``None`` (version 1: no digests)."""
+    if "algorithm" in info:
+        return DIGEST_KEY
+    return UNNAMED if UNNAMED in info else None
+
+
+def algorithm_of(info: Mapping[str, Any]) -> str:
+    """The digest algorithm of manifest ``info`` (version 2 names none: SHA-256)."""
+    return str(info.get("algorithm", UNNAMED))
+
+
+def checkpoint_digest(info: Mapping[str, Any] | None) -> str | None:
+    """The digest manifest ``info`` records for its checkpoint file (``None``: none)."""
+    key = digest_key(info or {})
+    return None if info is None or key is None else str(info[key])
+
+
 def _check_companion(filename: str, info: Mapping[str, Any], share: tuple[int, int]) -> None:
-    """Every companion file is listed, present, of its size and (v2) its SHA-256; with
-    ``share=(i, n)`` only the SHA-256 of the files :func:`_hashed_here` picks."""
+    """Every companion file is listed, present, of its size and (v2 on) its digest; with
+    ``share=(i, n)`` only the digests of the files :func:`_hashed_here` picks."""
     directory = os.path.dirname(os.path.abspath(filename))
     expected: Mapping[str, Any] = info.get("files") or info.get("companion") or {}
     unlisted = sorted(set(companion_files(filename)) - set(expected))
@@ -286,8 +315,9 @@ def _check_companion(filename: str, info: Mapping[str, Any], share: tuple[int, i
                 f"checkpoint '{filename}': its shard file {relative} has "
                 f"{os.path.getsize(path)} bytes, the manifest says {size}"
             )
-        if isinstance(entry, Mapping) and _hashed_here(position, share):
-            _check_sha256(filename, path, relative, entry.get("sha256"))
+        key = digest_key(info)
+        if isinstance(entry, Mapping) and key is not None and _hashed_here(position, share):
+            _check_digest(filename, path, relative, algorithm_of(info), entry.get(key))
 
 
 def _hashed_here(position: int, share: tuple[int, int]) -> bool:
@@ -297,13 +327,16 @@ def _hashed_here(position: int, share: tuple[int, int]) -> bool:
     return position % count == index
 
 
-def _check_sha256(filename: str, path: str, relative: str, expected: Any) -> None:
-    digest, _ = file_sha256(path)
+def _check_digest(filename: str, path: str, relative: str, algorithm: str, expected: Any) -> None:
+    try:
+        digest, _ = file_digest(path, algorithm)
+    except ValueError as e:  # an algorithm this version does not know
+        raise CheckpointError(f"checkpoint '{filename}': its manifest: {e}") from None
     if digest != expected:
         what = "" if path == filename else f"its file {relative} "
         raise CheckpointError(
-            f"checkpoint '{filename}' is corrupted: {what}has SHA-256 {digest[:16]}..., "
-            f"the manifest says {str(expected)[:16]}..."
+            f"checkpoint '{filename}' is corrupted: {what}has {algorithm} {digest[:16]}, "
+            f"the manifest says {str(expected)[:16]}"
         )
 
 
@@ -327,8 +360,9 @@ def read_manifest(filename: str) -> dict[str, Any] | None:
 def verify_checkpoint(filename: str, share: tuple[int, int] = (0, 1)) -> dict[str, Any] | None:
     """Check every file of ``filename`` against its manifest; return the manifest.
 
-    The size and SHA-256 of the file and of each companion file are compared
-    (version-1 manifests: the zip records' CRC-32 and the companions' sizes).
+    The size and digest (the manifest's algorithm) of the file and of each companion
+    file are compared (version-1 manifests: the zip records' CRC-32 and the companions'
+    sizes).
     Raises :class:`CheckpointError` naming the file and what differs. A file
     without a manifest passes unchecked (``None``).
 
@@ -353,12 +387,13 @@ def verify_checkpoint(filename: str, share: tuple[int, int] = (0, 1)) -> dict[st
             f"checkpoint '{filename}' is {what}: {size} bytes on disk, the manifest says "
             f"{info.get('size')}"
         )
-    if "sha256" not in info:
-        share = (0, 1)  # version 1: no SHA-256 to split
+    key = digest_key(info)
+    if key is None:
+        share = (0, 1)  # version 1: no digests to split
     _check_companion(filename, info, share)
-    if "sha256" in info:
+    if key is not None:
         if _hashed_here(0, share):
-            _check_sha256(filename, filename, info["file"], info["sha256"])
+            _check_digest(filename, filename, info["file"], algorithm_of(info), info[key])
     elif "records_crc32" in info:
         _check_records(filename, info)
     else:

@@ -29,6 +29,7 @@ from .companions import discard_staging, staging_path
 from .files import (
     CheckpointError,
     atomic_torch_save,
+    checkpoint_digest,
     manifest_path,
     read_checkpoint,
     remove_checkpoint,
@@ -185,7 +186,7 @@ class CheckpointManager:
 
         def written(info: Mapping[str, Any]) -> None:
             if before_val:  # what its after-validation file will be bound to
-                self.after_val.written(path, str(info["sha256"]))
+                self.after_val.written(path, str(checkpoint_digest(info)))
 
         def finish() -> None:
             if storage is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import warnings
 from collections.abc import Callable, Sequence
@@ -11,6 +10,7 @@ from typing import Any, BinaryIO
 import torch
 
 from ..fileio import is_url
+from .digest import hasher
 from .files import (
     CheckpointError,
     fsync_dir,
@@ -24,6 +24,10 @@ from .remote import RemoteStorage, fetch_url
 
 PUBLISH_EXTENSIONS = (".pth", ".pt", ".ckpt")
 
+
+#: The digest of published files (their names carry its first hex digits): a strong hash,
+#: unlike the CRC-32 of training checkpoints, since the name identifies the content.
+PUBLISH_ALGORITHM = "sha256"
 
 #: What ``publish_checkpoint(format=...)`` writes.
 PUBLISH_FORMATS = ("torch", "safetensors")
@@ -118,11 +122,11 @@ def _safetensors_bytes(checkpoint: dict[str, Any]) -> bytes:
 
 
 class _HashingWriter:
-    """A file wrapper that hashes (SHA-256) what passes through ``write``."""
+    """A file wrapper that hashes (:data:`PUBLISH_ALGORITHM`) what passes through ``write``."""
 
     def __init__(self, f: BinaryIO) -> None:
         self._f = f
-        self.sha = hashlib.sha256()
+        self.sha = hasher(PUBLISH_ALGORITHM)
         self.size = 0
 
     def write(self, data: Any) -> int:
@@ -140,7 +144,8 @@ def _write_hashed(
 ) -> str:
     """Stream ``write(file)`` to ``<stem>-<sha8><ext>`` crash-safely, with its manifest."""
     final, writer = _stream(os.path.dirname(stem), write, lambda sha: f"{stem}-{sha[:8]}{ext}")
-    info = manifest_for(final, published, size=writer.size, sha256=writer.sha.hexdigest())
+    info = manifest_for(final, published, size=writer.size, digest=writer.sha.hexdigest(),
+                        algorithm=PUBLISH_ALGORITHM)  # fmt: skip
     write_manifest(info, final)
     return final
 

@@ -27,10 +27,13 @@ from ..fileio.staging import StagingArea
 from ..fileio.staging import download as _download
 from .after_val import after_val_path
 from .companions import companion_files, companion_folders
-from .digest import file_sha256
+from .digest import ALGORITHMS, file_digest
 from .files import (
     MANIFEST_SUFFIX,
     CheckpointError,
+    algorithm_of,
+    checkpoint_digest,
+    digest_key,
     manifest_path,
     read_manifest,
     remove_checkpoint,
@@ -174,15 +177,18 @@ class RemoteStorage(StagingArea):
                     raise FileNotFoundError(f"checkpoint {url} does not exist") from e
                 return
             info = read_manifest(path) or {}
-            wanted = {os.path.basename(path): info.get("sha256")}
-            wanted.update({rel: entry.get("sha256") for rel, entry in
-                           (info.get("files") or {}).items()})  # fmt: skip
+            key, algorithm = digest_key(info), algorithm_of(info)
+            wanted = {os.path.basename(path): checkpoint_digest(info)}
+            wanted.update({rel: entry.get(key) if key and isinstance(entry, Mapping) else None
+                           for rel, entry in (info.get("files") or {}).items()})  # fmt: skip
+            reusable = algorithm in ALGORITHMS  # a cached file of that digest is not fetched
             for extra in set(companion_files(path)) - set(wanted):  # stale cached shards
                 os.remove(os.path.join(folder, extra))
             base = inner.rpartition("/")[0]
-            for relative, sha256 in wanted.items():
+            for relative, digest in wanted.items():
                 target = os.path.join(folder, relative)
-                if os.path.isfile(target) and file_sha256(target)[0] == sha256:
+                if (reusable and digest is not None and os.path.isfile(target)
+                        and file_digest(target, algorithm)[0] == digest):  # fmt: skip
                     continue
                 try:
                     _download(fs, f"{base}/{relative}", target)

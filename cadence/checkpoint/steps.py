@@ -64,7 +64,7 @@ class CheckpointSteps(Protocol):
         ...
 
     def companion_digests(self, filename: str) -> FileDigests:
-        """Size and SHA-256 of every companion file (every rank calls it)."""
+        """Size and digest of every companion file (every rank calls it)."""
         ...
 
     def verify_checkpoint(self, filename: str) -> dict[str, Any] | None:

@@ -214,7 +214,7 @@ class BaseStrategy:
         checkpoints."""
 
     def companion_digests(self, filename: str) -> FileDigests:
-        """Size and SHA-256 of every companion file of ``filename``."""
+        """Size and digest of every companion file of ``filename``."""
         return companion_digests(filename)
 
     def verify_checkpoint(self, filename: str) -> dict[str, Any] | None:

@@ -77,7 +77,7 @@ def _engine_safe_globals() -> list[Any]:
 class SafeLoads:
     """DeepSpeed's checkpoint engine, except that it loads with ``weights_only=True``
     (DeepSpeed's own engine unpickles arbitrary objects) and hashes the files it saves
-    while it writes them (:attr:`written`: ``{path: {"size", "sha256"}}``)."""
+    while it writes them (:attr:`written`: ``{path: {"size", "digest"}}``)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner

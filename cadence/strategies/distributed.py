@@ -66,7 +66,7 @@ class DistributedStrategy(BaseStrategy):
                 torch_dist.barrier()
 
     def companion_digests(self, filename: str) -> FileDigests:
-        """Size and SHA-256 of every companion file of ``filename`` (a collective: every
+        """Size and digest of every companion file of ``filename`` (a collective: every
         rank calls it once all ranks wrote their files): those the ranks hashed while
         writing them (:attr:`written_digests`), and the rest hashed now, a share per rank."""
         from ..dist import all_gather_object

@@ -7,7 +7,10 @@ uninterrupted run, bit for bit.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import warnings
 from typing import Any
 
 import pytest
@@ -187,3 +190,37 @@ def test_a_checkpoint_without_a_pending_validation_does_not_validate_on_resume(t
     train(config(tmp_path / "part", "part", val=True, **overrides), stop_before=8)
     _, record = train(config(tmp_path / "part", "resumed", val=True, resume=True, **overrides))
     assert [v[:2] for v in record.vals] == [(2, 8), (3, 12)]  # iter_6.pth: no validation due
+
+
+def rewrite_as_version_2(path: str) -> None:
+    """Replace the manifest of ``path`` by one as cadence wrote it before manifests named
+    their algorithm (version 2: the file's ``sha256``, no ``algorithm``)."""
+    manifest = path + ".manifest.json"
+    with open(manifest) as f:
+        new = json.load(f)
+    with open(path, "rb") as f:
+        sha256 = hashlib.sha256(f.read()).hexdigest()
+    old = {k: new[k] for k in ("format", "file", "created", "keys", "progress") if k in new}
+    old.update(version=2, size=os.path.getsize(path), sha256=sha256)
+    with open(manifest, "w") as f:
+        json.dump(old, f)
+
+
+def test_a_checkpoint_and_after_validation_file_of_version_2_resume_without_validating(tmp_path):
+    full, full_rec = train(config(tmp_path / "full", "full", val=True, **EFFECTS))
+    _, part_rec = train(config(tmp_path / "part", "part", val=True, **EFFECTS), stop_before=8)
+    checkpoint = str(tmp_path / "part" / "epoch_2.pth")
+    rewrite_as_version_2(checkpoint)
+    after = checkpoint + ".after_val"  # bound as before: {"file", "sha256"}
+    state = torch.load(after, weights_only=True)
+    with open(checkpoint + ".manifest.json") as f:
+        state["meta"] = {"after_val_of": {"file": "epoch_2.pth", "sha256": json.load(f)["sha256"]}}
+    torch.save(state, after)
+    rewrite_as_version_2(after)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="Not using")
+        resumed, resumed_rec = train(
+            config(tmp_path / "part", "resumed", val=True, resume=True, **EFFECTS)
+        )
+    assert part_rec.vals + resumed_rec.vals == full_rec.vals  # epoch 2's validation not again
+    assert_same_end(full, resumed)

@@ -8,11 +8,11 @@ it). A payload creates a marker file when unpickled, if unpickling ran code.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pickle
 import shutil
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -40,7 +40,7 @@ def forge_manifest(checkpoint: str) -> None:
 
     def entry(path: str) -> dict[str, Any]:
         data = open(path, "rb").read()
-        return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        return {"size": len(data), "digest": f"{zlib.crc32(data):08x}"}
 
     info.update(entry(checkpoint))
     files = {}
