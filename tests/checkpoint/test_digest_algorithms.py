@@ -11,6 +11,7 @@ import zlib
 
 import pytest
 import torch
+from damage import flip_a_byte
 
 from cadence.checkpoint.dcp import HashingFileSystemWriter
 from cadence.checkpoint.files import (
@@ -53,14 +54,6 @@ def rewrite_as_version_2(path):
                         for rel in new["files"]}  # fmt: skip
     with open(manifest_path(path), "w") as f:
         json.dump(old, f, indent=1, sort_keys=True)
-
-
-def flip_a_byte(path, where=0.5):
-    with open(path, "r+b") as f:
-        f.seek(int(os.path.getsize(path) * where))
-        byte = f.read(1)
-        f.seek(-1, os.SEEK_CUR)
-        f.write(bytes([byte[0] ^ 0xFF]))
 
 
 def test_a_new_manifest_names_crc32_and_records_the_files_crc32(tmp_path):

@@ -9,6 +9,7 @@ import zlib
 
 import pytest
 import torch
+from damage import flip_a_byte
 
 from cadence.checkpoint.files import (
     CheckpointError,
@@ -80,14 +81,6 @@ def test_version_1_manifests_are_still_verified(tmp_path):
     flip_a_byte(whole)
     with pytest.raises(CheckpointError, match="whole.pth' is corrupted: CRC-32"):
         read_checkpoint(whole)
-
-
-def flip_a_byte(path, where=0.5):
-    with open(path, "r+b") as f:
-        f.seek(int(os.path.getsize(path) * where))
-        byte = f.read(1)
-        f.seek(-1, os.SEEK_CUR)
-        f.write(bytes([byte[0] ^ 0xFF]))
 
 
 def test_truncated_file_is_detected_with_the_file_named(tmp_path):

@@ -10,6 +10,7 @@ import time
 
 import pytest
 import torch
+from damage import flip_a_byte
 from fresh_python import run_python
 from runner_toys import log_text, toy_config, train_counting
 
@@ -29,14 +30,6 @@ def cfg(work_dir, max_epochs=3, **overrides):
 
 
 train = train_counting
-
-
-def flip_a_byte(path):
-    with open(path, "r+b") as f:
-        f.seek(os.path.getsize(path) // 2)
-        byte = f.read(1)
-        f.seek(-1, os.SEEK_CUR)
-        f.write(bytes([byte[0] ^ 0xFF]))
 
 
 def test_manifest_records_the_training_progress(tmp_path):

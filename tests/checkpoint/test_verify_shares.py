@@ -7,6 +7,7 @@ import os
 
 import pytest
 import torch
+from damage import flip_a_byte
 
 from cadence.checkpoint import CheckpointError
 from cadence.checkpoint.files import atomic_torch_save, verify_checkpoint
@@ -26,13 +27,6 @@ def sharded_checkpoint(root: str) -> str:
     filename = os.path.join(root, "ck.pth")
     atomic_torch_save({"meta": {"epoch": 1}, "state_dict": {"w": torch.ones(3)}}, filename)
     return filename
-
-
-def flip_a_byte(path: str) -> None:
-    data = bytearray(open(path, "rb").read())
-    data[len(data) // 2] ^= 0xFF
-    with open(path, "wb") as f:
-        f.write(bytes(data))
 
 
 @pytest.mark.parametrize("count", [2, 3])

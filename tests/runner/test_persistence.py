@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import torch
+from damage import flip_a_byte
 from runner_toys import toy_config
 
 from cadence.checkpoint import safe_torch_load
@@ -74,10 +75,7 @@ def test_after_load_checkpoint_edits_reach_weights_loaded_with_load_from(tmp_pat
 
 def test_resume_search_shows_the_hooks_only_the_checkpoint_it_restores(tmp_path):
     run(tmp_path, Edits(), max_epochs=2)
-    newest = tmp_path / "epoch_2.pth"
-    data = bytearray(newest.read_bytes())
-    data[len(data) // 2] ^= 0xFF  # damaged: fails verification before any hook sees it
-    newest.write_bytes(bytes(data))
+    flip_a_byte(tmp_path / "epoch_2.pth")  # damaged: fails verification before any hook sees it
     hook = run(tmp_path, Edits(), max_epochs=2, resume=True)
     assert hook.loaded == [1]
     assert hook.start["epoch"] == 1
