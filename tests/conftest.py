@@ -28,6 +28,21 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # inherited by subprocesses and spawn
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile cadence and the tests' modules once, before the workers start: the suite
+    starts hundreds of fresh processes (ranks, CLI runs) that import them. Where
+    ``PYTHONDONTWRITEBYTECODE`` is set (as in this workplace's shells) no process writes
+    its bytecode, so each of them compiled every module it imported again: a clean clone's
+    tests took 851 s summed, against 649 s with the caches written. Up-to-date caches are
+    left as they are (about 1 s for all of them)."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller has done it
+        return
+    import compileall
+
+    for folder in (os.path.dirname(cadence.__file__), os.path.dirname(__file__)):
+        compileall.compile_dir(folder, quiet=1)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (with --dist loadgroup)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Put every test marked ``dist`` in the xdist group ``dist``."""
