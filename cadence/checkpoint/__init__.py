@@ -8,7 +8,6 @@ from .files import (
     manifest_path,
     read_checkpoint,
     read_manifest,
-    remove_checkpoint,
     safe_torch_load,
     verify_checkpoint,
 )
@@ -20,6 +19,7 @@ from .pointer import (
     resolve_checkpoint,
 )
 from .publish import publish_checkpoint
+from .removal import remove_checkpoint
 from .resume_search import ResumeSearch
 from .steps import CheckpointSteps
 from .weights import load_checkpoint, load_state_dict_into, model_weights

@@ -18,9 +18,9 @@ from .files import (
     checkpoint_digest,
     manifest_path,
     read_manifest,
-    remove_after_val,
     safe_torch_load,
 )
+from .removal import remove_after_val
 
 if TYPE_CHECKING:
     import logging

@@ -33,12 +33,10 @@ from typing import IO, Any, cast
 import torch
 
 from . import portable
-from .after_val import after_val_path
 from .companions import (
     FileDigests,
     companion_digests,
     companion_files,
-    companion_folders,
     discard_staging,
     staging_path,
     swap_in,
@@ -490,24 +488,3 @@ def warn_unverified(filename: str, stacklevel: int = 2) -> None:
         "weights-only, so nothing in it runs, but damage would go unnoticed)",
         stacklevel=stacklevel,
     )
-
-
-def remove_checkpoint(filename: str) -> None:
-    """Delete a checkpoint file with its manifest, companion folders and after-validation
-    file (if present), and what an interrupted save of it left."""
-    discard_staging(filename)
-    remove_after_val(filename)
-    for folder in companion_folders(filename):
-        shutil.rmtree(folder, ignore_errors=True)
-    for path in (filename, manifest_path(filename)):
-        if os.path.isfile(path):
-            os.remove(path)
-
-
-def remove_after_val(filename: str) -> None:
-    """Delete the after-validation file of checkpoint ``filename`` (:mod:`.after_val`) and
-    its manifest, the manifest first."""
-    after = after_val_path(filename)
-    for path in (manifest_path(after), after):
-        if os.path.isfile(path):
-            os.remove(path)

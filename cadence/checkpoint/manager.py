@@ -32,7 +32,6 @@ from .files import (
     checkpoint_digest,
     manifest_path,
     read_checkpoint,
-    remove_checkpoint,
     warn_unverified,
 )
 from .pointer import (
@@ -45,6 +44,7 @@ from .pointer import (
     write_last_checkpoint,
 )
 from .remote import RemoteStorage
+from .removal import remove_checkpoint
 from .resume_search import ResumeSearch
 from .snapshot import Snapshot
 from .steps import CheckpointSteps

@@ -36,8 +36,8 @@ from .files import (
     digest_key,
     manifest_path,
     read_manifest,
-    remove_checkpoint,
 )
+from .removal import remove_checkpoint
 
 #: Files of a work dir that are not uploaded by :meth:`RemoteStorage.push_tree`.
 _POINTER = re.compile(r"^(last_checkpoint|best_checkpoint.*)$")

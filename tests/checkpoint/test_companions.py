@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from cadence.checkpoint.companions import companion_files, staging_folder, staging_path
-from cadence.checkpoint.files import atomic_torch_save, remove_checkpoint, verify_checkpoint
+from cadence.checkpoint.files import atomic_torch_save, verify_checkpoint
+from cadence.checkpoint.removal import remove_checkpoint
 from cadence.dist.testing import run_distributed
 
 HERE = os.path.dirname(os.path.abspath(__file__))

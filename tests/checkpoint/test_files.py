@@ -16,9 +16,9 @@ from cadence.checkpoint.files import (
     atomic_torch_save,
     manifest_path,
     read_checkpoint,
-    remove_checkpoint,
     verify_checkpoint,
 )
+from cadence.checkpoint.removal import remove_checkpoint
 from cadence.checkpoint.snapshot import Snapshot
 
 
