@@ -15,7 +15,7 @@ skips its CRC-32s (``torch.serialization.set_crc32_options(False)``) every write
 
 With ``writeback`` (a save that fsyncs the file next) every few MB written are handed to
 the disk at once (Linux ``sync_file_range(SYNC_FILE_RANGE_WRITE)``, which starts the
-writeback and waits for nothing), so the disk writes while ``torch.save`` serialises and
+writeback without waiting for it to finish), so the disk writes while ``torch.save`` serialises and
 the fsync that follows finds little left to write. It is a hint: the fsync is what makes
 the file durable, and where the call is missing or refused it is skipped.
 """
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import sys
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -97,6 +98,8 @@ def torch_computes_crc32() -> bool:
 @functools.cache
 def _sync_file_range() -> Callable[[int, int, int, int], int] | None:
     """libc's ``sync_file_range`` (Linux), or ``None``."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
         function = ctypes.CDLL(None, use_errno=True).sync_file_range
     except (AttributeError, OSError):
@@ -107,8 +110,8 @@ def _sync_file_range() -> Callable[[int, int, int, int], int] | None:
 
 
 def start_writeback(fd: int, offset: int, length: int) -> bool:
-    """Start writing ``length`` bytes of ``fd`` from ``offset`` to the disk, waiting for
-    nothing (no durability: a hint before an fsync); whether the system took it."""
+    """Start writing ``length`` bytes of ``fd`` from ``offset`` to the disk without waiting
+    for it to finish (no durability: a hint before an fsync); whether the system took it."""
     function = _sync_file_range()
     return function is not None and function(fd, offset, length, _SYNC_FILE_RANGE_WRITE) == 0
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
+import sys
 import zlib
 
 import pytest
@@ -13,7 +15,7 @@ import torch
 
 from cadence.checkpoint.digest import HashingWriter
 from cadence.checkpoint.files import atomic_torch_save, hashed_torch_save
-from cadence.checkpoint.save_writer import RecordCrcWriter, crc32_combine
+from cadence.checkpoint.save_writer import RecordCrcWriter, crc32_combine, start_writeback
 
 
 def _sha256(path) -> str:
@@ -102,3 +104,17 @@ def test_a_large_write_without_its_descriptor_is_read_back_and_hashed(tmp_path):
         assert writer.tell() == 4 + 3 * len(large) + 32
         digest = writer.hexdigest()
     assert digest == _crc32(path) and writer.read_back == 3
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sync_file_range is Linux's")
+def test_writeback_is_started_on_a_file_and_refused_on_a_pipe(tmp_path):
+    path = tmp_path / "f.bin"
+    with open(path, "wb", buffering=0) as raw:
+        raw.write(b"x" * 8192)
+        assert start_writeback(raw.fileno(), 0, 8192)
+    read, write = os.pipe()
+    try:
+        assert not start_writeback(write, 0, 1)
+    finally:
+        os.close(read)
+        os.close(write)
