@@ -8,11 +8,12 @@ deliberate rewrite (whoever can rewrite the file can rewrite the manifest): that
 comes from reading weights-only. SHA-256 is kept where a strong hash is the point
 (published files named by it) and for manifests of version 2, which name no algorithm.
 
-:class:`HashingWriter` is the file object ``torch.save`` writes a checkpoint into:
+:class:`HashingWriter` is the file object an engine's files (DCP shards) are written
+into (a ``torch.save`` checkpoint takes its CRC-32 from torch's own: :mod:`.save_writer`):
 the bytes go straight to the file, and a second thread reads them back from the
 page cache a little behind the writer and hashes them (zlib, hashlib and file reads
 release the GIL), so the digest costs no pass of its own after the write: it
-overlaps ``torch.save``'s own work and the fsync that follows. Reading back what
+overlaps the writer's own work and the fsync that follows. Reading back what
 landed in the file (rather than hashing the buffers handed to ``write``) keeps
 no reference to torch's buffers, which may be freed when ``write`` returns.
 """

@@ -5,8 +5,8 @@ place, and described by a small JSON manifest beside it
 (``<file>.manifest.json``: the digest algorithm, size and digest of the file and of
 every file in its companion folders, bytes per top-level key).
 
-The file's digest is computed while it is written, on a second thread that
-reads the written bytes back behind the writer (:mod:`.digest`). Companion
+The file's digest is computed while it is written, from the CRC-32s ``torch.save``
+computes of its records and of the bytes between them (:mod:`.save_writer`). Companion
 folders are written aside and swapped in with the file (:mod:`.companions`).
 Reading verifies the size and digest of every file of the checkpoint before
 any byte of it is deserialised, then loads with
@@ -42,6 +42,7 @@ from .companions import (
     swap_in,
 )
 from .digest import DEFAULT, UNNAMED, HashingWriter, file_crc32, file_digest
+from .save_writer import RecordCrcWriter
 from .unpickling import allowed_globals, mmengine_globals, refusal
 
 MANIFEST_SUFFIX = ".manifest.json"
@@ -129,22 +130,28 @@ def _write_hashed(
     obj: Any, f: Any, tmp: str, durable: bool, upload: Callable[[str], Any] | None
 ) -> tuple[str, int]:
     """``torch.save(obj)`` into the unbuffered file ``f`` (path ``tmp``), hashed while it
-    is written; then fsync (``durable``) and ``upload(tmp)`` while the hash catches up.
+    is written (:mod:`.save_writer`); then fsync (``durable``) while ``upload(tmp)`` runs.
     Returns the digest (:data:`~.digest.DEFAULT`) and the size."""
-    writer = HashingWriter(f, tmp)
+    if DEFAULT == "crc32":
+        writer: RecordCrcWriter | HashingWriter = RecordCrcWriter(f, tmp, writeback=durable)
+    else:
+        writer = HashingWriter(f, tmp)
     try:
         if portable.wanted():  # OpenMMLab code runs here: mmengine reads it too
             obj = portable.for_mmengine(obj)
             torch.save(obj, cast(IO[bytes], writer), pickle_module=portable.pickle_module)
         else:
             torch.save(obj, cast(IO[bytes], writer))  # a write-only file object
-        with ThreadPoolExecutor(1) as pool:
-            sent = pool.submit(upload, tmp) if upload is not None else None
+        digest = writer.hexdigest()
+        if upload is None:
             if durable:
                 os.fsync(f.fileno())
-            digest = writer.hexdigest()
-            if sent is not None:
-                sent.result()
+            return digest, writer.size
+        with ThreadPoolExecutor(1) as pool:
+            sent = pool.submit(upload, tmp)
+            if durable:
+                os.fsync(f.fileno())
+            sent.result()
     except BaseException:
         writer.abort()
         raise
